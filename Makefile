@@ -1,0 +1,51 @@
+# smpref: `make run` and `make test` each set everything up on a fresh machine.
+#
+# The project is installed into .venv as a wheel (not editable): tests and the CLI run against
+# what users install, so spec/ and grammar/ must really be in the package data.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+SOURCES := $(shell find smpref spec grammar -type f -not -path '*/__pycache__/*') pyproject.toml README.md
+export SPARK_LOCAL_IP ?= 127.0.0.1
+
+.PHONY: run test lint typecheck unit docs bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Dependencies (PySpark included) change rarely: installed once per pyproject.toml change.
+$(VENV)/.deps: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet hatchling ".[dev]"
+	touch $@
+
+# The project itself: rebuilt and reinstalled whenever a source, spec or grammar file changes.
+$(VENV)/.installed: $(VENV)/.deps $(SOURCES)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation --force-reinstall .
+	touch $@
+
+run: $(VENV)/.installed
+	$(BIN)/smpref demo
+
+test: lint typecheck unit docs
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check smpref tests bench
+
+typecheck: $(VENV)/.installed
+	$(BIN)/mypy smpref
+
+unit: $(VENV)/.installed
+	$(BIN)/pytest
+
+docs: $(VENV)/.installed
+	$(BIN)/smpref docs reference --out docs/reference/commands.md
+	$(BIN)/mkdocs build --strict --site-dir .site
+
+bench: $(VENV)/.installed
+	$(PY) bench/codec.py
+
+clean:
+	rm -rf $(VENV) .site build dist docs/reference/commands.md .hypothesis .mypy_cache .ruff_cache

@@ -1,0 +1,44 @@
+"""The command notation: spec/commands.smpn parsed into definitions.
+
+``load()`` returns the :class:`~smpref.notation.model.Definitions` of the installed spec; the
+wire codecs, strategies and docs are derived from it.
+"""
+
+from __future__ import annotations
+
+from smpref.notation.model import (
+    AUTH_RULES,
+    BUILTIN_TYPES,
+    ENTITY_KINDS,
+    PARTIES,
+    Definitions,
+    EnumDef,
+    EnumMember,
+    Field,
+    Literal,
+    MessageDef,
+    RecordDef,
+    TypeRef,
+    UnionDef,
+    Variant,
+)
+from smpref.notation.parser import load, parse_definitions
+
+__all__ = [
+    "AUTH_RULES",
+    "BUILTIN_TYPES",
+    "ENTITY_KINDS",
+    "PARTIES",
+    "Definitions",
+    "EnumDef",
+    "EnumMember",
+    "Field",
+    "Literal",
+    "MessageDef",
+    "RecordDef",
+    "TypeRef",
+    "UnionDef",
+    "Variant",
+    "load",
+    "parse_definitions",
+]

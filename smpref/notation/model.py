@@ -1,0 +1,189 @@
+"""Definitions read from the command notation: plain frozen data, no behaviour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Builtin type names and how many type arguments each takes (None: a positive integer).
+BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
+    "Bool": (),
+    "Word16": (),
+    "Word32": (),
+    "Int64": (),
+    "ShortString": (),
+    "Large": (),
+    "Tail": (),
+    "Text": (),
+    "AuthKey": (),
+    "DhKey": (),
+    "Bytes": ("size",),
+    "Maybe": ("type",),
+    "List": ("type",),
+    "NonEmpty": ("type",),
+    "Sealed": ("type",),
+}
+
+PARTIES = ("recipient", "sender", "notifier", "link_reader", "creator", "idle", "server")
+ENTITY_KINDS = (
+    "none",
+    "recipient_id",
+    "sender_id",
+    "notifier_id",
+    "link_key",
+    "queue_id",
+    "any",
+)
+AUTH_RULES = ("required", "forbidden", "optional", "when")
+
+
+@dataclass(frozen=True, slots=True)
+class TypeRef:
+    """A type as written: ``Maybe(QueueLink)`` is TypeRef("Maybe", (TypeRef("QueueLink"),))."""
+
+    name: str
+    args: tuple[TypeRef | int, ...] = ()
+
+    def __str__(self) -> str:
+        if not self.args:
+            return self.name
+        return f"{self.name}({', '.join(str(a) for a in self.args)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A named, typed field."""
+
+    name: str
+    type: TypeRef
+    doc: str = ""
+    diverges: str = ""
+    requirements: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """Literal bytes between fields (e.g. the 0x20 between SEND's flags and body)."""
+
+    value: bytes
+
+
+Item = Field | Literal
+
+
+@dataclass(frozen=True, slots=True)
+class EnumMember:
+    name: str
+    code: bytes
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EnumDef:
+    """An enumeration encoded as one byte (``char``) or an ASCII word (``word``)."""
+
+    name: str
+    kind: str
+    members: tuple[EnumMember, ...]
+    doc: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordDef:
+    """Fields concatenated without separators."""
+
+    name: str
+    items: tuple[Item, ...]
+    doc: str = ""
+    requirements: tuple[str, ...] = ()
+    source: str = ""
+    diverges: str = ""
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return tuple(i for i in self.items if isinstance(i, Field))
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """A union variant: a word tag, then (if it has fields) 0x20 and the fields."""
+
+    tag: str
+    items: tuple[Item, ...]
+    doc: str = ""
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return tuple(i for i in self.items if isinstance(i, Field))
+
+
+@dataclass(frozen=True, slots=True)
+class UnionDef:
+    name: str
+    variants: tuple[Variant, ...]
+    doc: str = ""
+    requirements: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDef:
+    """A command (client to server) or a response (server to client).
+
+    Attributes:
+        kind: "command" or "response".
+        tag: the ASCII tag on the wire.
+        party: who sends a command (PARTIES); "server" for responses.
+        entity: what the transmission's entity ID is (ENTITY_KINDS).
+        auth: the credential rule (AUTH_RULES); "forbidden" for responses.
+        auth_field: for ``auth when(field)``: the Maybe field whose presence requires auth.
+        responds: the response tags a command may be answered with (ERR always may).
+    """
+
+    kind: str
+    tag: str
+    items: tuple[Item, ...]
+    party: str
+    entity: str
+    auth: str = "forbidden"
+    auth_field: str = ""
+    responds: tuple[str, ...] = ()
+    doc: str = ""
+    requirements: tuple[str, ...] = ()
+    source: str = ""
+    diverges: str = ""
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return tuple(i for i in self.items if isinstance(i, Field))
+
+
+@dataclass(frozen=True)
+class Definitions:
+    """Everything in spec/commands.smpn, by name, in file order."""
+
+    enums: dict[str, EnumDef] = field(default_factory=dict)
+    records: dict[str, RecordDef] = field(default_factory=dict)
+    unions: dict[str, UnionDef] = field(default_factory=dict)
+    messages: dict[str, MessageDef] = field(default_factory=dict)
+
+    @property
+    def commands(self) -> tuple[MessageDef, ...]:
+        return tuple(m for m in self.messages.values() if m.kind == "command")
+
+    @property
+    def responses(self) -> tuple[MessageDef, ...]:
+        return tuple(m for m in self.messages.values() if m.kind == "response")
+
+    def requirement_ids(self) -> set[str]:
+        """Every requirement ID the definitions cite."""
+        ids: set[str] = set()
+        for rec in self.records.values():
+            ids.update(rec.requirements)
+            for f in rec.fields:
+                ids.update(f.requirements)
+        for un in self.unions.values():
+            ids.update(un.requirements)
+        for msg in self.messages.values():
+            ids.update(msg.requirements)
+            for f in msg.fields:
+                ids.update(f.requirements)
+        return ids

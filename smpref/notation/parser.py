@@ -1,0 +1,343 @@
+"""Parse spec/commands.smpn with grammar/commands.lark and check it is consistent.
+
+The checks here are what make the derived codecs sound: every type exists, builtin arities are
+right, a field that reads to the end of input (Tail, Text, Sealed, word enums) is last, tags do
+not collide, and every credential rule is well formed.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from typing import Any
+
+from lark import Lark, Token, Transformer, Tree
+from lark.exceptions import UnexpectedInput, VisitError
+
+from smpref.errors import NotationError
+from smpref.notation.model import (
+    BUILTIN_TYPES,
+    Definitions,
+    EnumDef,
+    EnumMember,
+    Field,
+    Item,
+    Literal,
+    MessageDef,
+    RecordDef,
+    TypeRef,
+    UnionDef,
+    Variant,
+)
+from smpref.resources import grammar_text, spec_text
+
+_OPEN_ENDED_BUILTINS = frozenset({"Tail", "Text", "Sealed"})
+
+
+def _unquote(token: Token) -> str:
+    value = ast.literal_eval(str(token))
+    assert isinstance(value, str)
+    return value
+
+
+class _Attributes:
+    """Collects the attribute clauses of one definition."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.values: dict[str, Any] = {}
+        for key, value in (i for i in items if isinstance(i, tuple)):
+            if key in self.values:
+                raise NotationError(f"attribute {key!r} given twice")
+            self.values[key] = value
+
+    def get(self, key: str, default: Any = "") -> Any:
+        return self.values.get(key, default)
+
+
+class _ToDefinitions(Transformer[Token, Any]):
+    def start(self, items: list[Any]) -> list[Any]:
+        return items
+
+    def doc(self, items: list[Token]) -> str:
+        return _unquote(items[0])
+
+    def type(self, items: list[Any]) -> TypeRef:
+        return TypeRef(str(items[0]), tuple(items[1:]))
+
+    def int_arg(self, items: list[Token]) -> int:
+        return int(items[0])
+
+    def literal(self, items: list[Token]) -> Literal:
+        return Literal(_unquote(items[0]).encode("ascii"))
+
+    def party_attr(self, items: list[Token]) -> tuple[str, str]:
+        return ("party", str(items[0]))
+
+    def entity_attr(self, items: list[Token]) -> tuple[str, str]:
+        return ("entity", str(items[0]))
+
+    def auth_attr(self, items: list[Token]) -> tuple[str, tuple[str, str]]:
+        rule = str(items[0])
+        arg = str(items[1]) if len(items) > 1 else ""
+        return ("auth", (rule, arg))
+
+    def responses_attr(self, items: list[Token]) -> tuple[str, tuple[str, ...]]:
+        return ("responds", tuple(str(t) for t in items))
+
+    def requirements_attr(self, items: list[Token]) -> tuple[str, tuple[str, ...]]:
+        return ("requirements", tuple(str(t) for t in items))
+
+    def source_attr(self, items: list[Token]) -> tuple[str, str]:
+        return ("source", _unquote(items[0]))
+
+    def diverges_attr(self, items: list[Token]) -> tuple[str, str]:
+        return ("diverges", _unquote(items[0]))
+
+    def field(self, items: list[Any]) -> Field:
+        name, type_ref, *rest = items
+        doc = next((r for r in rest if isinstance(r, str)), "")
+        attrs = _Attributes(rest)
+        return Field(
+            name=str(name),
+            type=type_ref,
+            doc=doc,
+            diverges=attrs.get("diverges"),
+            requirements=attrs.get("requirements", ()),
+        )
+
+    def enum_member(self, items: list[Any]) -> EnumMember:
+        doc = items[2] if len(items) > 2 else ""
+        return EnumMember(str(items[0]), _unquote(items[1]).encode("ascii"), doc)
+
+    def enum_def(self, items: list[Any]) -> EnumDef:
+        name, kind, *rest = items
+        doc = next((r for r in rest if isinstance(r, str)), "")
+        members = tuple(r for r in rest if isinstance(r, EnumMember))
+        return EnumDef(str(name), str(kind), members, doc)
+
+    def record_def(self, items: list[Any]) -> RecordDef:
+        name, *rest = items
+        doc = next((r for r in rest if isinstance(r, str)), "")
+        attrs = _Attributes(rest)
+        return RecordDef(
+            name=str(name),
+            items=_items(rest),
+            doc=doc,
+            requirements=attrs.get("requirements", ()),
+            source=attrs.get("source"),
+            diverges=attrs.get("diverges"),
+        )
+
+    def variant(self, items: list[Any]) -> Variant:
+        tag, *rest = items
+        doc = next((r for r in rest if isinstance(r, str)), "")
+        return Variant(str(tag), _items(rest), doc)
+
+    def union_def(self, items: list[Any]) -> UnionDef:
+        name, *rest = items
+        doc = next((r for r in rest if isinstance(r, str)), "")
+        attrs = _Attributes(rest)
+        variants = tuple(r for r in rest if isinstance(r, Variant))
+        return UnionDef(str(name), variants, doc, attrs.get("requirements", ()))
+
+    def message_def(self, items: list[Any]) -> MessageDef:
+        kind, tag, *rest = items
+        doc = next((r for r in rest if isinstance(r, str)), "")
+        attrs = _Attributes(rest)
+        auth_rule, auth_field = attrs.get("auth", ("forbidden", ""))
+        return MessageDef(
+            kind=str(kind),
+            tag=str(tag),
+            items=_items(rest),
+            party=attrs.get("party"),
+            entity=attrs.get("entity"),
+            auth=auth_rule,
+            auth_field=auth_field,
+            responds=attrs.get("responds", ()),
+            doc=doc,
+            requirements=attrs.get("requirements", ()),
+            source=attrs.get("source"),
+            diverges=attrs.get("diverges"),
+        )
+
+
+def _items(rest: list[Any]) -> tuple[Item, ...]:
+    return tuple(r for r in rest if isinstance(r, Field | Literal))
+
+
+@cache
+def _parser() -> Lark:
+    return Lark(grammar_text("commands"), parser="lalr", propagate_positions=False)
+
+
+def parse_definitions(text: str) -> Definitions:
+    """Parse and check a definitions text.
+
+    Raises:
+        NotationError: the text does not parse or is inconsistent; the message names the line
+            or the definition.
+    """
+    try:
+        tree: Tree[Token] = _parser().parse(text)
+        parsed = _ToDefinitions().transform(tree)
+    except UnexpectedInput as exc:
+        raise NotationError(
+            f"unexpected input {exc.get_context(text).strip()!r}",
+            line=exc.line,
+            column=exc.column,
+        ) from None
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, NotationError):
+            raise exc.orig_exc from None
+        raise
+    defs = Definitions()
+    tables: list[dict[str, Any]] = [defs.enums, defs.records, defs.unions]
+    for item in parsed:
+        if isinstance(item, MessageDef):
+            if item.tag in defs.messages:
+                raise NotationError(f"message tag {item.tag} defined twice")
+            defs.messages[item.tag] = item
+            continue
+        if any(item.name in t for t in tables) or item.name in BUILTIN_TYPES:
+            raise NotationError(f"type {item.name} defined twice or shadows a builtin")
+        if isinstance(item, EnumDef):
+            defs.enums[item.name] = item
+        elif isinstance(item, RecordDef):
+            defs.records[item.name] = item
+        else:
+            defs.unions[item.name] = item
+    _Checker(defs).check()
+    return defs
+
+
+@cache
+def load() -> Definitions:
+    """Return the definitions of the installed spec/commands.smpn (parsed once)."""
+    return parse_definitions(spec_text("commands.smpn"))
+
+
+class _Checker:
+    """Consistency checks over parsed definitions."""
+
+    def __init__(self, defs: Definitions) -> None:
+        self.defs = defs
+
+    def check(self) -> None:
+        for enum in self.defs.enums.values():
+            self._check_enum(enum)
+        for rec in self.defs.records.values():
+            self._check_items(rec.name, rec.items)
+        for un in self.defs.unions.values():
+            tags = [v.tag for v in un.variants]
+            if len(tags) != len(set(tags)):
+                raise NotationError(f"union {un.name} has a repeated variant tag")
+            for v in un.variants:
+                self._check_items(f"{un.name}.{v.tag}", v.items)
+        for msg in self.defs.messages.values():
+            self._check_message(msg)
+
+    def _check_enum(self, enum: EnumDef) -> None:
+        codes = [m.code for m in enum.members]
+        if len(codes) != len(set(codes)):
+            raise NotationError(f"enum {enum.name} has a repeated code")
+        for m in enum.members:
+            if enum.kind == "char" and len(m.code) != 1:
+                raise NotationError(f"char enum {enum.name}.{m.name} code must be one byte")
+            if enum.kind == "word" and (not m.code or b" " in m.code):
+                raise NotationError(f"word enum {enum.name}.{m.name} code must be a word")
+
+    def _check_type(self, where: str, t: TypeRef) -> None:
+        if t.name in BUILTIN_TYPES:
+            params = BUILTIN_TYPES[t.name]
+            if len(t.args) != len(params):
+                raise NotationError(f"{where}: {t.name} takes {len(params)} argument(s)")
+            for param, arg in zip(params, t.args, strict=True):
+                if param == "size" and not (isinstance(arg, int) and arg > 0):
+                    raise NotationError(f"{where}: {t.name} needs a positive size")
+                if param == "type":
+                    if not isinstance(arg, TypeRef):
+                        raise NotationError(f"{where}: {t.name} needs a type argument")
+                    self._check_type(where, arg)
+            return
+        if t.args:
+            raise NotationError(f"{where}: {t.name} takes no arguments")
+        if not any(t.name in table for table in (self.defs.enums, self.defs.records,
+                                                  self.defs.unions)):
+            raise NotationError(f"{where}: unknown type {t.name}")
+
+    def open_ended(self, t: TypeRef) -> bool:
+        """Whether a value of type t is read up to the end of its input (or a space)."""
+        if t.name in _OPEN_ENDED_BUILTINS:
+            return True
+        if t.name in ("Maybe",):
+            arg = t.args[0]
+            return isinstance(arg, TypeRef) and self.open_ended(arg)
+        if t.name in self.defs.enums:
+            return self.defs.enums[t.name].kind == "word"
+        if t.name in self.defs.unions:
+            return True
+        if t.name in self.defs.records:
+            fields = self.defs.records[t.name].items
+            return bool(fields) and isinstance(fields[-1], Field) and self.open_ended(
+                fields[-1].type
+            )
+        return False
+
+    def _check_items(self, where: str, items: tuple[Item, ...]) -> None:
+        names = [f.name for f in items if isinstance(f, Field)]
+        if len(names) != len(set(names)):
+            raise NotationError(f"{where}: repeated field name")
+        for index, item in enumerate(items):
+            if not isinstance(item, Field):
+                continue
+            self._check_type(f"{where}.{item.name}", item.type)
+            if index == len(items) - 1 or not self.open_ended(item.type):
+                continue
+            nxt = items[index + 1]
+            # A word is read up to a space, so a literal space may follow it.
+            space_follows = isinstance(nxt, Literal) and nxt.value.startswith(b" ")
+            if not (space_follows and self._word_like(item.type)):
+                raise NotationError(
+                    f"{where}.{item.name}: {item.type} reads to the end of input, "
+                    "so it must be the last item"
+                )
+            for bad in (t for t in (item.type,) if t.name == "Maybe"):
+                raise NotationError(f"{where}.{item.name}: {bad} cannot precede a literal")
+
+    def _word_like(self, t: TypeRef) -> bool:
+        if t.name in self.defs.enums:
+            return True
+        if t.name in self.defs.records:
+            items = self.defs.records[t.name].items
+            return bool(items) and isinstance(items[-1], Field) and self._word_like(
+                items[-1].type
+            )
+        return False
+
+    def _check_message(self, msg: MessageDef) -> None:
+        where = f"{msg.kind} {msg.tag}"
+        self._check_items(where, msg.items)
+        if msg.kind == "command":
+            self._check_command(where, msg)
+        elif msg.party != "server" or msg.auth != "forbidden":
+            raise NotationError(f"{where}: responses are sent by the server, unauthorized")
+
+    def _check_command(self, where: str, msg: MessageDef) -> None:
+        if msg.party in ("server", ""):
+            raise NotationError(f"{where}: a command needs a client party")
+        if not msg.entity:
+            raise NotationError(f"{where}: a command needs an entity rule")
+        if not msg.responds:
+            raise NotationError(f"{where}: a command needs its responses")
+        for tag in msg.responds:
+            target = self.defs.messages.get(tag)
+            if target is None or target.kind != "response":
+                raise NotationError(f"{where}: responds with undefined response {tag}")
+        if (msg.party == "creator") != (msg.entity == "none" and msg.auth == "required"):
+            raise NotationError(f"{where}: only the creator sends an authorized, entity-less NEW")
+        if msg.auth == "when":
+            target_field = next((f for f in msg.fields if f.name == msg.auth_field), None)
+            if target_field is None or target_field.type.name != "Maybe":
+                raise NotationError(f"{where}: auth when(...) must name a Maybe field")
+        elif msg.auth_field:
+            raise NotationError(f"{where}: only auth when(...) takes a field")

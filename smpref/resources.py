@@ -1,0 +1,50 @@
+"""Access to the spec and grammar files shipped inside the installed package.
+
+``spec/`` and ``grammar/`` are the sources of truth at the top of the repository; the wheel
+carries them as package data under ``smpref/_data`` (pyproject.toml, ``force-include``). They
+are always read from the installed package, never from a source tree, so what is tested is
+what users install.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+from smpref.errors import ResourceMissingError
+
+
+def _data_root() -> Traversable:
+    return resources.files("smpref") / "_data"
+
+
+def data_file(*parts: str) -> Traversable:
+    """Return the packaged data file ``smpref/_data/<parts...>``.
+
+    Raises:
+        ResourceMissingError: the installed package does not carry the file (a broken install,
+            or smpref imported from a source tree instead of the installed wheel).
+    """
+    node = _data_root()
+    for part in parts:
+        node = node / part
+    if not node.is_file():
+        raise ResourceMissingError("/".join(parts))
+    return node
+
+
+@cache
+def read_text(*parts: str) -> str:
+    """Return the text of a packaged data file, decoded as UTF-8 (cached)."""
+    return data_file(*parts).read_text(encoding="utf-8")
+
+
+def grammar_text(name: str) -> str:
+    """Return the Lark grammar ``grammar/<name>.lark``."""
+    return read_text("grammar", f"{name}.lark")
+
+
+def spec_text(name: str) -> str:
+    """Return the spec file ``spec/<name>``."""
+    return read_text("spec", name)

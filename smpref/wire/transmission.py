@@ -1,0 +1,274 @@
+"""Transmissions (smp-wire §3.2-3.4) and transport blocks (§2.4, §3.1).
+
+A transmission is ``ss(authorization) [serviceSig] ss(corrId) ss(entityId) command`` in the
+layout of deployed SMP v16 and later (TRANS-4): when the authorization is not empty it is
+followed by a Maybe service signature. The session ID is not transmitted (v7 and later); it is
+prefixed to the authorized bytes (:func:`authorized_bytes`).
+
+A block is ``pad(count(1) 1*Large(transmission), 16384)`` where ``pad`` is
+``Word16 length || content || '#'...`` (smp-wire §1.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from smpref.errors import BadValueError, BlockError, CredentialError, WireError
+from smpref.notation import MessageDef
+from smpref.wire.primitives import Reader, short_string, write_large, write_short_string
+from smpref.wire.schema import SCHEMA, Message, decode_message, encode_message
+
+BLOCK_SIZE: Final = 16384
+#: room for transmissions in one unencrypted block: 2 bytes of pad length and 1 count byte
+BLOCK_PAYLOAD: Final = BLOCK_SIZE - 3
+#: lengths by which an authorization is told apart (smp-wire §3.2)
+AUTH_LENGTHS: Final = {64: "Ed25519 signature", 114: "Ed448 signature", 80: "X25519 authenticator"}
+PAD_BYTE: Final = b"#"
+
+
+@dataclass(frozen=True, slots=True)
+class Transmission:
+    """One transmission with its command still as bytes.
+
+    Attributes:
+        authorization: empty, a 64- or 114-byte signature, or an 80-byte authenticator.
+        service_signature: a service's Ed25519 signature (only with a non-empty
+            authorization); smpref clients never send one.
+        corr_id: the correlation ID (24 random bytes from clients; empty for server events).
+        entity_id: the queue, link or notifier ID the command is about, or empty.
+        command: the command or response body (tag, 0x20, fields).
+    """
+
+    authorization: bytes
+    corr_id: bytes
+    entity_id: bytes
+    command: bytes
+    service_signature: bytes | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("authorization", "corr_id", "entity_id"):
+            value = getattr(self, name)
+            if not isinstance(value, bytes) or len(value) > 255:
+                raise BadValueError(f"{name} must be at most 255 bytes", path=name)
+        if self.authorization and len(self.authorization) not in AUTH_LENGTHS:
+            raise BadValueError(
+                f"authorization of {len(self.authorization)} bytes is neither a signature "
+                "(64, 114) nor an authenticator (80)",
+                path="authorization",
+            )
+        if self.service_signature is not None and not self.authorization:
+            raise BadValueError(
+                "a service signature needs a non-empty authorization", path="service_signature"
+            )
+
+    def encode(self) -> bytes:
+        out = bytearray()
+        write_short_string(out, self.authorization)
+        if self.authorization:
+            if self.service_signature is None:
+                out += b"0"
+            else:
+                out += b"1"
+                write_short_string(out, self.service_signature)
+        write_short_string(out, self.corr_id)
+        write_short_string(out, self.entity_id)
+        out += self.command
+        return bytes(out)
+
+    @classmethod
+    def decode(cls, data: bytes) -> Transmission:
+        """Decode one transmission; the command is the rest of the input.
+
+        Raises:
+            WireError: a short read or a bad Maybe byte; path names the part, offset the byte.
+        """
+        r = Reader(data)
+        part = "authorization"
+        try:
+            auth = r.short_string()
+            service_sig = None
+            if auth:
+                if len(auth) not in AUTH_LENGTHS:
+                    raise BlockError(
+                        f"authorization of {len(auth)} bytes is neither a signature nor an "
+                        "authenticator",
+                        offset=0,
+                    )
+                part = "service_signature"
+                if r.maybe():
+                    service_sig = r.short_string()
+            part = "corr_id"
+            corr_id = r.short_string()
+            part = "entity_id"
+            entity_id = r.short_string()
+        except WireError as exc:
+            raise exc.within(part) from None
+        return cls(auth, corr_id, entity_id, r.rest(), service_sig)
+
+    def authorized_bytes(self, session_id: bytes) -> bytes:
+        """The bytes a signature or authenticator covers (smp-wire §3.3)."""
+        return authorized_bytes(session_id, self.corr_id, self.entity_id, self.command)
+
+
+def authorized_bytes(session_id: bytes, corr_id: bytes, entity_id: bytes, command: bytes) -> bytes:
+    """``ss(sessionId) || ss(corrId) || ss(entityId) || command`` (smp-wire §3.3)."""
+    return short_string(session_id) + short_string(corr_id) + short_string(entity_id) + command
+
+
+def check_credentials(definition: MessageDef, tx: Transmission, message: Message) -> None:
+    """Apply a message's credential rule (smp-wire §3.4) before any key is verified.
+
+    Raises:
+        CredentialError: with ``smp_error`` "CMD NO_AUTH", "CMD HAS_AUTH" or "CMD NO_ENTITY".
+    """
+    has_auth = bool(tx.authorization)
+    has_entity = bool(tx.entity_id)
+    tag = definition.tag
+    if definition.kind == "response":
+        if definition.entity == "none" and has_entity:
+            raise CredentialError("CMD HAS_AUTH", f"{tag} must have an empty entity ID")
+        if definition.entity not in ("none", "any") and not has_entity:
+            raise CredentialError("CMD NO_ENTITY", f"{tag} needs an entity ID")
+        if has_auth:
+            raise CredentialError("CMD HAS_AUTH", f"{tag} is never authorized")
+        return
+    rule = definition.auth
+    if rule == "when":
+        attr = message.CODEC.fields[[f.name for f in message.CODEC.fields].index(
+            definition.auth_field)].attr
+        rule = "required" if getattr(message, attr) is not None else "forbidden"
+    if definition.entity == "none":
+        if rule == "required":  # NEW
+            if not has_auth:
+                raise CredentialError("CMD NO_AUTH", f"{tag} must be authorized")
+            if has_entity:
+                raise CredentialError("CMD HAS_AUTH", f"{tag} must have an empty entity ID")
+        elif has_auth or has_entity:  # PING
+            raise CredentialError("CMD HAS_AUTH", f"{tag} takes no authorization or entity ID")
+        return
+    if rule == "optional":  # SEND
+        if not has_entity:
+            raise CredentialError("CMD NO_ENTITY", f"{tag} needs an entity ID")
+    elif rule == "forbidden":  # LGET without a key
+        if not has_entity:
+            raise CredentialError("CMD NO_ENTITY", f"{tag} needs an entity ID")
+        if has_auth:
+            raise CredentialError("CMD HAS_AUTH", f"{tag} must not be authorized")
+    elif not (has_auth and has_entity):
+        raise CredentialError("CMD NO_AUTH", f"{tag} needs an authorization and an entity ID")
+
+
+def decode_transmission_message(tx: Transmission, *, kind: str | None = None) -> Message:
+    """Decode a transmission's command and apply its credential rule."""
+    message = decode_message(tx.command, kind=kind)
+    check_credentials(message.DEF, tx, message)
+    return message
+
+
+def make_transmission(message: Message, *, corr_id: bytes, entity_id: bytes,
+                      authorization: bytes = b"") -> Transmission:
+    """A transmission carrying ``message`` (authorization computed by the caller)."""
+    return Transmission(authorization, corr_id, entity_id, encode_message(message))
+
+
+# ---------------------------------------------------------------------------------------------
+# Padding and blocks
+
+
+def pad(content: bytes, size: int = BLOCK_SIZE) -> bytes:
+    """``Word16 len || content || '#' * (size - len - 2)`` (smp-wire §1.4)."""
+    if len(content) > min(size - 2, 0xFFFF):
+        raise BlockError(f"{len(content)} bytes do not fit a padded block of {size}")
+    return len(content).to_bytes(2, "big") + content + PAD_BYTE * (size - len(content) - 2)
+
+
+def unpad(block: bytes) -> bytes:
+    """Return the content of a padded block; the padding itself is not checked (as deployed).
+
+    Raises:
+        BlockError: shorter than 2 bytes, or the length exceeds the block.
+    """
+    if len(block) < 2:
+        raise BlockError("a padded block needs a 2-byte length", offset=0)
+    n = int.from_bytes(block[:2], "big")
+    if n > len(block) - 2:
+        raise BlockError(f"pad length {n} exceeds the {len(block) - 2} bytes present", offset=0)
+    return block[2 : 2 + n]
+
+
+def encode_batch(transmissions: list[bytes]) -> bytes:
+    """``count(1) 1*Large(transmission)``: block content for 1..255 encoded transmissions."""
+    if not 1 <= len(transmissions) <= 255:
+        raise BlockError(f"a block carries 1..255 transmissions, got {len(transmissions)}")
+    out = bytearray([len(transmissions)])
+    for t in transmissions:
+        write_large(out, t)
+    if len(out) > BLOCK_SIZE - 2:
+        raise BlockError(f"{len(out)} bytes of transmissions do not fit one block")
+    return bytes(out)
+
+
+def decode_batch(content: bytes) -> list[bytes]:
+    """Split block content into transmissions (strict: no trailing bytes, count 1..255).
+
+    Raises:
+        BlockError: with the byte offset of the problem (ERR BLOCK).
+    """
+    r = Reader(content)
+    try:
+        count = r.byte()
+        if count == 0:
+            raise BlockError("block carries 0 transmissions", offset=0)
+        items = []
+        for i in range(count):
+            try:
+                items.append(r.large())
+            except WireError as exc:
+                raise exc.within(f"transmissions[{i}]") from None
+        r.finish()
+    except BlockError:
+        raise
+    except WireError as exc:
+        raise BlockError(exc.reason, path=exc.path, offset=exc.offset) from None
+    return items
+
+
+def encode_block(transmissions: list[bytes]) -> bytes:
+    """A padded 16384-byte block carrying the encoded transmissions."""
+    return pad(encode_batch(transmissions))
+
+
+def decode_block(block: bytes) -> list[bytes]:
+    """The encoded transmissions of one 16384-byte unencrypted block."""
+    if len(block) != BLOCK_SIZE:
+        raise BlockError(f"a block is {BLOCK_SIZE} bytes, got {len(block)}")
+    return decode_batch(unpad(block))
+
+
+def batch_transmissions(transmissions: list[bytes]) -> list[bytes]:
+    """Pack encoded transmissions into as few blocks as fit, in order (smp-wire §3.1).
+
+    Raises:
+        BlockError: one transmission alone does not fit a block (TRANSPORT LARGE_MSG).
+    """
+    blocks: list[bytes] = []
+    batch: list[bytes] = []
+    used = 0
+    for t in transmissions:
+        size = 2 + len(t)
+        if size > BLOCK_PAYLOAD:
+            raise BlockError(f"transmission of {len(t)} bytes does not fit a block")
+        if batch and (used + size > BLOCK_PAYLOAD or len(batch) == 255):
+            blocks.append(encode_block(batch))
+            batch, used = [], 0
+        batch.append(t)
+        used += size
+    if batch:
+        blocks.append(encode_block(batch))
+    return blocks
+
+
+def messages_by_kind(kind: str) -> list[MessageDef]:
+    """Definitions of every command (kind="command") or response."""
+    return [c.definition for c in SCHEMA.messages.values() if c.definition.kind == kind]
