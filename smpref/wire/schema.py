@@ -54,6 +54,10 @@ class Message(Struct):
     TAG: ClassVar[str]
     DEF: ClassVar[MessageDef]
 
+    def encode(self) -> bytes:
+        """The message body on the wire: the tag, then 0x20 and the fields if any."""
+        return encode_message(self)
+
 
 class Command(Message):
     """A command sent by a client."""

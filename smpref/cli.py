@@ -1,0 +1,207 @@
+"""The ``smpref`` command.
+
+Every subcommand that reads user input prints, on bad input, exactly one line
+``error: <what and where>`` to stderr and exits 2; it never prints a traceback. Output field
+names are stable and documented in docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from smpref import __version__
+from smpref.errors import SmprefError, WireError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_BAD_INPUT = 2
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def _emit(data: Any, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        for line in _flatten(data):
+            click.echo(line)
+
+
+def _flatten(data: Any, prefix: str = "") -> list[str]:
+    """Render JSON-like data as ``path: value`` lines (the human-readable output)."""
+    if isinstance(data, dict):
+        lines: list[str] = []
+        for key, value in data.items():
+            lines += _flatten(value, f"{prefix}.{key}" if prefix else str(key))
+        return lines or [f"{prefix}: {{}}"]
+    if isinstance(data, list):
+        lines = []
+        for i, value in enumerate(data):
+            lines += _flatten(value, f"{prefix}[{i}]")
+        return lines or [f"{prefix}: []"]
+    if data is None:
+        return [f"{prefix}: -"]
+    return [f"{prefix}: {data}"]
+
+
+class _Group(click.Group):
+    """A click group whose usage errors are one line and exit 2 (like every bad input)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+            sys.exit(EXIT_BAD_INPUT)
+        except click.UsageError as exc:
+            cmd = exc.ctx.command_path if exc.ctx else "smpref"
+            _fail(f"{exc.format_message()} (see '{cmd} --help')")
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            _fail("aborted")
+        except SmprefError as exc:
+            _fail(str(exc))
+
+
+@click.group(cls=_Group)
+@click.version_option(__version__, prog_name="smpref")
+def main() -> None:
+    """smpref: reference implementation and test vectors for the SMP queue design."""
+
+
+# ---------------------------------------------------------------------------------------------
+# uri / link
+
+
+@main.group(cls=_Group)
+def uri() -> None:
+    """SMP server addresses and queue URIs (smp-wire §1.2, §4.5)."""
+
+
+@uri.command("parse")
+@click.argument("text")
+@click.option("--json", "as_json", is_flag=True, help="Print the fields as JSON.")
+def uri_parse(text: str, as_json: bool) -> None:
+    """Parse an SMP server address or queue URI and print its fields and canonical form."""
+    from smpref.uri import parse_uri
+
+    _emit(parse_uri(text.strip()).to_json(), as_json)
+
+
+@main.group(cls=_Group)
+def link() -> None:
+    """Seed 004 short connection links."""
+
+
+@link.command("parse")
+@click.argument("text")
+@click.option("--json", "as_json", is_flag=True, help="Print the fields as JSON.")
+def link_parse(text: str, as_json: bool) -> None:
+    """Parse a short link; print its type, hosts, port, fingerprint, key and link ID."""
+    from smpref.links import parse_short_link
+
+    _emit(parse_short_link(text.strip()).to_json(), as_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# wire
+
+_KINDS = ("transmission", "message", "block", "batch")
+
+
+@main.group(cls=_Group)
+def wire() -> None:
+    """SMP binary encodings: commands, responses, transmissions and blocks."""
+
+
+def _read_hex(text: str) -> bytes:
+    cleaned = "".join(text.split())
+    if cleaned.startswith(("0x", "0X")):
+        cleaned = cleaned[2:]
+    try:
+        return bytes.fromhex(cleaned)
+    except ValueError as exc:
+        # bytes.fromhex reports the position in its message; keep it.
+        raise WireError(f"not hex: {exc}") from None
+
+
+@wire.command("decode")
+@click.argument("hex_text", metavar="HEX")
+@click.option("--as", "kind", type=click.Choice(_KINDS), default="transmission",
+              show_default=True, help="What the bytes are.")
+@click.option("--json", "as_json", is_flag=True, help="Print the decoded value as JSON.")
+def wire_decode(hex_text: str, kind: str, as_json: bool) -> None:
+    """Decode HEX bytes and print the fields; '-' reads HEX from standard input."""
+    from smpref.wire.json_forms import decode_to_json
+
+    data = _read_hex(sys.stdin.read() if hex_text == "-" else hex_text)
+    _emit(decode_to_json(data, kind), as_json)
+
+
+@wire.command("encode")
+@click.argument("json_text", metavar="JSON")
+@click.option("--as", "kind", type=click.Choice(_KINDS), default=None,
+              help="What the JSON describes (default: inferred from its keys).")
+def wire_encode(json_text: str, kind: str | None) -> None:
+    """Encode JSON (as printed by 'wire decode --json') and print the bytes as hex.
+
+    '-' reads the JSON from standard input; '@FILE' reads it from a file.
+    """
+    from smpref.wire.json_forms import encode_from_json
+
+    if json_text == "-":
+        json_text = sys.stdin.read()
+    elif json_text.startswith("@"):
+        json_text = Path(json_text[1:]).read_text(encoding="utf-8")
+    try:
+        data = json.loads(json_text)
+    except json.JSONDecodeError as exc:
+        _fail(f"JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}")
+    click.echo(encode_from_json(data, kind).hex())
+
+
+# ---------------------------------------------------------------------------------------------
+# docs and the main job
+
+
+@main.group(cls=_Group)
+def docs() -> None:
+    """Generate documentation derived from the spec."""
+
+
+@docs.command("reference")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+def docs_reference(out: Path | None) -> None:
+    """Write the command reference (Markdown) derived from spec/commands.smpn."""
+    from smpref.reference import command_reference
+
+    text = command_reference()
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+
+
+@main.command()
+def demo() -> None:
+    """The main job: parse an example link and address, encode and decode a NEW."""
+    from smpref.demo import run_demo
+
+    run_demo()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""Thin wrappers over PyNaCl and cryptography; no primitive is implemented here."""

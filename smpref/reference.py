@@ -1,0 +1,139 @@
+"""The docs' command reference, derived from spec/commands.smpn (``smpref docs reference``)."""
+
+from __future__ import annotations
+
+from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
+
+_PRIMITIVE_LAYOUT = {
+    "Bool": "`'T'` or `'F'`",
+    "Word16": "2 bytes, big-endian",
+    "Word32": "4 bytes, big-endian",
+    "Int64": "8 bytes, big-endian, signed",
+    "ShortString": "1-byte length + bytes",
+    "Large": "2-byte length + bytes",
+    "Tail": "the remaining bytes",
+    "Text": "the remaining bytes, UTF-8",
+    "AuthKey": "1-byte length + SPKI DER (Ed25519, Ed448 or X25519)",
+    "DhKey": "1-byte length + SPKI DER (X25519)",
+}
+
+_ENTITY = {
+    "none": "empty",
+    "recipient_id": "recipient ID",
+    "sender_id": "sender ID",
+    "notifier_id": "notifier ID",
+    "link_key": "link public key k (32 bytes)",
+    "queue_id": "the queue ID the command used",
+    "any": "queue ID or empty",
+}
+
+
+def _anchor(name: str) -> str:
+    return name.lower()
+
+
+def layout(t: TypeRef, defs: Definitions) -> str:
+    """How a value of type ``t`` is laid out, in words."""
+    if t.name in _PRIMITIVE_LAYOUT:
+        return _PRIMITIVE_LAYOUT[t.name]
+    if t.name == "Bytes":
+        return f"{t.args[0]} raw bytes"
+    inner = t.args[0] if t.args else None
+    if isinstance(inner, TypeRef):
+        if t.name == "Maybe":
+            return f"`'0'`, or `'1'` then {layout(inner, defs)}"
+        if t.name in ("List", "NonEmpty"):
+            least = "1" if t.name == "NonEmpty" else "0"
+            return f"count byte ({least}..255), then each: {layout(inner, defs)}"
+        if t.name == "Sealed":
+            return f"the remaining bytes: ciphertext of [{inner.name}](#{_anchor(inner.name)})"
+    if t.name in defs.enums:
+        e = defs.enums[t.name]
+        codes = " / ".join(f"`{m.code.decode()}`" for m in e.members)
+        return f"[{t.name}](#{_anchor(t.name)}): {codes}"
+    return f"[{t.name}](#{_anchor(t.name)})"
+
+
+def _fields_table(items: tuple[Field | Literal, ...], defs: Definitions) -> list[str]:
+    if not items:
+        return ["No fields.", ""]
+    lines = ["| field | type | layout | notes |", "|---|---|---|---|"]
+    for item in items:
+        if isinstance(item, Literal):
+            lines.append(f"| | literal | `{item.value.decode()!r}` | |")
+            continue
+        notes = item.doc
+        if item.diverges:
+            notes += f" **Diverges:** {item.diverges}"
+        lines.append(
+            f"| `{item.name}` | `{item.type}` | {layout(item.type, defs)} | {notes.strip()} |"
+        )
+    return [*lines, ""]
+
+
+def _credentials(m: MessageDef) -> str:
+    if m.kind == "response":
+        return "no authorization"
+    return {
+        "required": "authorization required",
+        "forbidden": "no authorization allowed",
+        "optional": "authorization optional (required once the queue is secured)",
+        "when": f"authorized (by `{m.auth_field}`) if and only if `{m.auth_field}` is present",
+    }[m.auth]
+
+
+def _message(m: MessageDef, defs: Definitions) -> list[str]:
+    sep = " `0x20` fields" if m.items else ""
+    lines = [f"### {m.tag}", "", m.doc, ""]
+    lines.append(f"- Wire: `{m.tag}`{sep}")
+    lines.append(f"- Party: {m.party.replace('_', ' ')}; entity ID: {_ENTITY[m.entity]}; "
+                 f"credentials: {_credentials(m)}")
+    if m.responds:
+        lines.append(f"- Responses: {', '.join(m.responds)}, or ERR")
+    if m.requirements:
+        lines.append(f"- Requirements: {', '.join(m.requirements)}")
+    if m.source:
+        lines.append(f"- Source: {m.source}")
+    if m.diverges:
+        lines.append(f"- **Diverges from deployed SMP:** {m.diverges}")
+    return [*lines, "", *_fields_table(m.items, defs)]
+
+
+def command_reference(defs: Definitions | None = None) -> str:
+    """Return the Markdown command reference."""
+    defs = defs or load()
+    out = [
+        "# Command reference",
+        "",
+        "Generated from `spec/commands.smpn` by `smpref docs reference`; do not edit. The",
+        "notation is described in [the notation page](../spec/notation.md).",
+        "",
+        "| tag | kind | party | entity ID | credentials |",
+        "|---|---|---|---|---|",
+    ]
+    for m in defs.messages.values():
+        out.append(f"| [{m.tag}](#{_anchor(m.tag)}) | {m.kind} | {m.party.replace('_', ' ')} "
+                   f"| {_ENTITY[m.entity]} | {_credentials(m)} |")
+    out += ["", "## Commands", ""]
+    for m in defs.commands:
+        out += _message(m, defs)
+    out += ["## Responses", ""]
+    for m in defs.responses:
+        out += _message(m, defs)
+    out += ["## Types", ""]
+    for e in defs.enums.values():
+        out += [f"### {e.name}", "", e.doc, "", f"Encoded as one {'byte' if e.kind == 'char' else 'ASCII word'}.", "",
+                "| member | code | meaning |", "|---|---|---|"]
+        out += [f"| {mem.name} | `{mem.code.decode()}` | {mem.doc} |" for mem in e.members]
+        out.append("")
+    for r in defs.records.values():
+        out += [f"### {r.name}", "", r.doc, "", *_fields_table(r.items, defs)]
+    for u in defs.unions.values():
+        out += [f"### {u.name}", "", u.doc, "",
+                "A word tag; a variant with fields is followed by `0x20` and its fields.", "",
+                "| tag | fields | meaning |", "|---|---|---|"]
+        for v in u.variants:
+            fields = ", ".join(f"`{f.name}: {f.type}`" for f in v.fields) or "-"
+            out.append(f"| `{v.tag}` | {fields} | {v.doc} |")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,128 @@
+"""JSON forms of transmissions, blocks and messages (used by ``smpref wire``; docs/cli.md).
+
+Binary values are lowercase hex; messages are ``{"tag": ..., "fields": {...}}`` with the
+notation's field names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smpref.errors import BadValueError, WireError
+from smpref.wire.codecs import Json
+from smpref.wire.schema import decode_message, message_from_json, message_to_json
+from smpref.wire.transmission import (
+    Transmission,
+    check_credentials,
+    decode_batch,
+    decode_block,
+    encode_batch,
+    encode_block,
+)
+
+_TX_KEYS = {"authorization", "serviceSignature", "corrId", "entityId", "message",
+            "credentialCheck"}
+
+
+def transmission_to_json(data: bytes, *, base_offset: int = 0) -> Json:
+    """Decode one transmission; errors carry offsets relative to ``base_offset``."""
+    try:
+        tx = Transmission.decode(data)
+    except WireError as exc:
+        if exc.offset is not None:
+            exc.offset += base_offset
+        raise exc.within("transmission") from None
+    command_at = base_offset + len(data) - len(tx.command)
+    try:
+        message = decode_message(tx.command)
+    except WireError as exc:
+        exc.offset = command_at + (exc.offset or 0)
+        raise exc.within("transmission.command") from None
+    try:
+        check_credentials(message.DEF, tx, message)
+        credentials = "ok"
+    except WireError as exc:
+        credentials = f"ERR {exc.smp_error}: {exc.reason}"
+    return {
+        "authorization": tx.authorization.hex(),
+        "serviceSignature": None if tx.service_signature is None else tx.service_signature.hex(),
+        "corrId": tx.corr_id.hex(),
+        "entityId": tx.entity_id.hex(),
+        "message": message_to_json(message),
+        "credentialCheck": credentials,
+    }
+
+
+def _hex_field(data: dict[str, Any], key: str) -> bytes:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise BadValueError("must be a hex string", path=key)
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise BadValueError(f"not hex: {value!r}", path=key) from None
+
+
+def transmission_from_json(data: Json) -> bytes:
+    if not isinstance(data, dict):
+        raise BadValueError("a transmission must be a JSON object")
+    unknown = sorted(set(data) - _TX_KEYS)
+    if unknown:
+        raise BadValueError(f"unexpected key {unknown[0]!r} in a transmission")
+    if "message" not in data:
+        raise BadValueError("a transmission needs 'message'")
+    try:
+        message = message_from_json(data["message"])
+    except WireError as exc:
+        raise exc.within("message") from None
+    service = data.get("serviceSignature")
+    return Transmission(
+        authorization=_hex_field(data, "authorization"),
+        corr_id=_hex_field(data, "corrId"),
+        entity_id=_hex_field(data, "entityId"),
+        command=message.encode(),
+        service_signature=None if service is None else _hex_field(data, "serviceSignature"),
+    ).encode()
+
+
+def decode_to_json(data: bytes, kind: str) -> Json:
+    """Decode bytes of the given kind: transmission, message, batch or block."""
+    if kind == "message":
+        return message_to_json(decode_message(data))
+    if kind == "transmission":
+        return transmission_to_json(data)
+    items = decode_block(data) if kind == "block" else decode_batch(data)
+    # Offsets inside a block: 2 (pad length) if padded, 1 (count), then 2 per Large prefix.
+    offset = (2 if kind == "block" else 0) + 1
+    out = []
+    for i, item in enumerate(items):
+        try:
+            out.append(transmission_to_json(item, base_offset=offset + 2))
+        except WireError as exc:
+            raise exc.within(f"transmissions[{i}]") from None
+        offset += 2 + len(item)
+    return {"transmissions": out}
+
+
+def encode_from_json(data: Json, kind: str | None = None) -> bytes:
+    """Encode a JSON form; ``kind`` None infers it from the keys."""
+    if kind is None:
+        if isinstance(data, dict) and "tag" in data:
+            kind = "message"
+        elif isinstance(data, dict) and "transmissions" in data:
+            kind = "block"
+        else:
+            kind = "transmission"
+    if kind == "message":
+        return message_from_json(data).encode()
+    if kind == "transmission":
+        return transmission_from_json(data)
+    if not isinstance(data, dict) or not isinstance(data.get("transmissions"), list):
+        raise BadValueError('a block or batch must be {"transmissions": [...]}')
+    encoded = []
+    for i, t in enumerate(data["transmissions"]):
+        try:
+            encoded.append(transmission_from_json(t))
+        except WireError as exc:
+            raise exc.within(f"transmissions[{i}]") from None
+    return encode_block(encoded) if kind == "block" else encode_batch(encoded)
