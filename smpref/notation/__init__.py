@@ -22,7 +22,7 @@ from smpref.notation.model import (
     UnionDef,
     Variant,
 )
-from smpref.notation.parser import load, parse_definitions
+from smpref.notation.parser import load, message_open_ended, open_ended, parse_definitions
 
 __all__ = [
     "AUTH_RULES",
@@ -40,5 +40,7 @@ __all__ = [
     "UnionDef",
     "Variant",
     "load",
+    "message_open_ended",
+    "open_ended",
     "parse_definitions",
 ]

@@ -216,6 +216,34 @@ def load() -> Definitions:
     return parse_definitions(spec_text("commands.smpn"))
 
 
+def open_ended(defs: Definitions, t: TypeRef) -> bool:
+    """Whether a value of type ``t`` is read up to the end of its input or up to a space.
+
+    Such a value is not self-delimiting: Tail, Text and Sealed read to the end; word enums and
+    unions read a word. A message whose last field is open-ended is delimited only by the
+    transmission's Large frame in a block (spec/encoding.md, ENC-9).
+    """
+    if t.name in _OPEN_ENDED_BUILTINS:
+        return True
+    if t.name == "Maybe":
+        arg = t.args[0]
+        return isinstance(arg, TypeRef) and open_ended(defs, arg)
+    if t.name in defs.enums:
+        return defs.enums[t.name].kind == "word"
+    if t.name in defs.unions:
+        return True
+    if t.name in defs.records:
+        items = defs.records[t.name].items
+        return bool(items) and isinstance(items[-1], Field) and open_ended(defs, items[-1].type)
+    return False
+
+
+def message_open_ended(defs: Definitions, message: MessageDef) -> bool:
+    """Whether a message's encoding ends in an open-ended field (see :func:`open_ended`)."""
+    last = message.items[-1] if message.items else None
+    return isinstance(last, Field) and open_ended(defs, last.type)
+
+
 class _Checker:
     """Consistency checks over parsed definitions."""
 
@@ -266,22 +294,7 @@ class _Checker:
             raise NotationError(f"{where}: unknown type {t.name}")
 
     def open_ended(self, t: TypeRef) -> bool:
-        """Whether a value of type t is read up to the end of its input (or a space)."""
-        if t.name in _OPEN_ENDED_BUILTINS:
-            return True
-        if t.name in ("Maybe",):
-            arg = t.args[0]
-            return isinstance(arg, TypeRef) and self.open_ended(arg)
-        if t.name in self.defs.enums:
-            return self.defs.enums[t.name].kind == "word"
-        if t.name in self.defs.unions:
-            return True
-        if t.name in self.defs.records:
-            fields = self.defs.records[t.name].items
-            return bool(fields) and isinstance(fields[-1], Field) and self.open_ended(
-                fields[-1].type
-            )
-        return False
+        return open_ended(self.defs, t)
 
     def _check_items(self, where: str, items: tuple[Item, ...]) -> None:
         names = [f.name for f in items if isinstance(f, Field)]

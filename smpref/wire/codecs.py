@@ -490,11 +490,13 @@ class UnionCodec(Codec):
             if not tag:
                 raise ShortReadError(f"expected a {self.type_name} tag", offset=start)
             raise BadTagError(f"unknown {self.type_name} tag {tag!r}", offset=start)
-        if variant.items:
-            pos = r.pos
-            if r.take(1) != b" ":
-                raise BadTagError(f"expected ' ' after {tag.decode()}", offset=pos)
         try:
+            if variant.items:
+                pos = r.pos
+                if pos >= r.end:
+                    raise ShortReadError(f"{tag.decode()} needs ' ' and its fields", offset=pos)
+                if r.take(1) != b" ":
+                    raise BadTagError(f"expected ' ' after {tag.decode()}", offset=pos)
             return variant.read(r)
         except WireError as exc:
             raise exc.within(tag.decode()) from None

@@ -46,7 +46,9 @@ class Reader:
         """Read exactly n bytes."""
         pos = self.pos
         if pos + n > self.end:
-            raise ShortReadError(f"needs {n} bytes, {self.end - pos} left", offset=pos)
+            raise ShortReadError(
+                f"needs {n} byte{'s' if n != 1 else ''}, {self.end - pos} left", offset=pos
+            )
         self.pos = pos + n
         return self.buf[pos : pos + n]
 

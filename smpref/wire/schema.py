@@ -16,7 +16,13 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from smpref.errors import BadValueError, NotationError, TrailingBytesError, UnknownCommandError
+from smpref.errors import (
+    BadValueError,
+    NotationError,
+    TrailingBytesError,
+    UnknownCommandError,
+    WireError,
+)
 from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
 from smpref.wire.codecs import (
     BoolCodec,
@@ -246,14 +252,8 @@ def decode_message(data: bytes, *, kind: str | None = None) -> Message:
     try:
         value = codec.read(r)
         r.finish()
-    except BadValueError:
-        raise
-    except Exception as exc:
-        from smpref.errors import WireError
-
-        if isinstance(exc, WireError):
-            raise exc.within(codec.type_name) from None
-        raise
+    except WireError as exc:
+        raise exc.within(codec.type_name) from None
     return value  # type: ignore[return-value]
 
 

@@ -1,0 +1,152 @@
+"""Transmissions, the credential rules of smp-wire §3.4, padding and blocks."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reqs import req
+from smpref.errors import BadValueError, BlockError, CredentialError, WireError
+from smpref.strategies import messages
+from smpref.wire import (
+    BLOCK_SIZE,
+    Message,
+    Transmission,
+    batch_transmissions,
+    decode_block,
+    decode_transmission_message,
+    encode_block,
+    pad,
+    unpad,
+)
+
+SIG = b"s" * 64
+AUTHS = st.sampled_from([b"", b"a" * 64, b"b" * 80, b"c" * 114])
+
+
+@st.composite
+def transmissions(draw: st.DrawFn) -> Transmission:
+    auth = draw(AUTHS)
+    service = draw(st.none() | st.binary(max_size=64)) if auth else None
+    return Transmission(auth, draw(st.binary(max_size=32)), draw(st.binary(max_size=32)),
+                        draw(messages()).encode(), service)
+
+
+@req("TRANS-4")
+@given(transmissions())
+def test_transmissions_round_trip(tx: Transmission) -> None:
+    assert Transmission.decode(tx.encode()) == tx
+
+
+@req("TRANS-4", "TRANS-6")
+def test_transmission_layout_and_authorized_bytes_are_as_deployed() -> None:
+    tx = Transmission(SIG, b"C" * 24, b"E" * 3, b"SUB")
+    assert tx.encode() == bytes([64]) + SIG + b"0" + bytes([24]) + b"C" * 24 + b"\x03EEE" + b"SUB"
+    unsigned = Transmission(b"", b"C" * 24, b"", b"PING")
+    assert unsigned.encode() == b"\x00" + bytes([24]) + b"C" * 24 + b"\x00PING"
+    assert tx.authorized_bytes(b"S" * 32) == (
+        bytes([32]) + b"S" * 32 + bytes([24]) + b"C" * 24 + b"\x03EEE" + b"SUB")
+
+
+@req("TRANS-5")
+def test_authorization_length_must_name_a_signature_or_authenticator() -> None:
+    with pytest.raises(BadValueError, match="authorization"):
+        Transmission(b"x" * 65, b"", b"", b"PING")
+    with pytest.raises(WireError) as info:
+        Transmission.decode(bytes([10]) + b"x" * 10 + b"0\x00\x00PING")
+    assert info.value.smp_error == "BLOCK"
+    with pytest.raises(WireError) as info2:
+        Transmission.decode(bytes([64]) + SIG + b"7\x00\x00PING")
+    assert info2.value.path == "service_signature"
+
+
+# (command body, authorization?, entity?, expected ERR or None) per smp-wire §3.4 and LGET's
+# seed rule (auth exactly when it carries a key).
+KEY = bytes([44]) + bytes.fromhex("302a300506032b6570032100") + bytes(32)
+CREDENTIALS = [
+    (b"NEW " + KEY + bytes([44]) + bytes.fromhex("302a300506032b656e032100") + bytes(32)
+     + b"0S1M00", True, False, None),
+    (b"NEW " + KEY + bytes([44]) + bytes.fromhex("302a300506032b656e032100") + bytes(32)
+     + b"0S1M00", False, False, "CMD NO_AUTH"),
+    (b"NEW " + KEY + bytes([44]) + bytes.fromhex("302a300506032b656e032100") + bytes(32)
+     + b"0S1M00", True, True, "CMD HAS_AUTH"),
+    (b"SEND F x", False, True, None),
+    (b"SEND F x", True, True, None),
+    (b"SEND F x", False, False, "CMD NO_ENTITY"),
+    (b"PING", False, False, None),
+    (b"PING", True, False, "CMD HAS_AUTH"),
+    (b"PING", False, True, "CMD HAS_AUTH"),
+    (b"SUB", True, True, None),
+    (b"SUB", False, True, "CMD NO_AUTH"),
+    (b"SUB", True, False, "CMD NO_AUTH"),
+    (b"KEY " + KEY, True, True, None),
+    (b"ACK \x00", False, True, "CMD NO_AUTH"),
+    (b"NSUB", True, True, None),
+    (b"LGET 0", False, True, None),
+    (b"LGET 0", True, True, "CMD HAS_AUTH"),
+    (b"LGET 0", False, False, "CMD NO_ENTITY"),
+    (b"LGET 1" + KEY, True, True, None),
+    (b"LGET 1" + KEY, False, True, "CMD NO_AUTH"),
+    (b"PONG", False, False, None),
+    (b"PONG", False, True, "CMD HAS_AUTH"),
+    (b"OK", False, False, "CMD NO_ENTITY"),
+    (b"ERR AUTH", False, False, None),
+    (b"OK", True, True, "CMD HAS_AUTH"),
+]
+
+
+@req("TRANS-7", "LINK-8")
+@pytest.mark.parametrize(("body", "auth", "entity", "error"), CREDENTIALS)
+def test_credential_rules(body: bytes, auth: bool, entity: bool, error: str | None) -> None:
+    tx = Transmission(SIG if auth else b"", b"c" * 24, b"e" * 24 if entity else b"", body)
+    if error is None:
+        assert decode_transmission_message(tx).encode() == body
+    else:
+        with pytest.raises(CredentialError) as info:
+            decode_transmission_message(tx)
+        assert info.value.smp_error == error
+
+
+@req("ENC-1", "TRANS-2")
+def test_pad_is_length_content_and_hashes() -> None:
+    assert pad(b"abc", 8) == b"\x00\x03abc###"
+    assert unpad(b"\x00\x03abc###") == b"abc"
+    with pytest.raises(BlockError):
+        pad(b"x" * 7, 8)
+    with pytest.raises(BlockError):
+        unpad(b"\x00\x09abc")
+    with pytest.raises(BlockError):
+        unpad(b"\x00")
+
+
+@req("TRANS-2", "TRANS-3")
+@given(st.lists(st.binary(max_size=5000), min_size=1, max_size=12))
+def test_batching_packs_in_order_into_full_size_blocks(items: list[bytes]) -> None:
+    blocks = batch_transmissions(items)
+    assert all(len(b) == BLOCK_SIZE for b in blocks)
+    assert [t for b in blocks for t in decode_block(b)] == items
+    # Greedy packing: the first transmission of each block did not fit in the block before.
+    contents = [decode_block(b) for b in blocks]
+    for before, after in zip(contents, contents[1:], strict=False):
+        used = sum(2 + len(t) for t in before)
+        assert used + 2 + len(after[0]) > BLOCK_SIZE - 3 or len(before) == 255
+
+
+@req("TRANS-3")
+def test_block_edge_cases() -> None:
+    with pytest.raises(BlockError):
+        batch_transmissions([b"x" * (BLOCK_SIZE - 4)])
+    assert len(batch_transmissions([b"x" * (BLOCK_SIZE - 5)])) == 1
+    assert len(batch_transmissions([b""] * 256)) == 2  # at most 255 per block
+    with pytest.raises(BlockError, match="0 transmissions"):
+        decode_block(pad(b"\x00"))
+    with pytest.raises(BlockError, match="16384"):
+        decode_block(encode_block([b"x"])[:-1])
+
+
+@given(st.lists(messages(), min_size=1, max_size=3))
+def test_blocks_of_messages_decode(batch: list[Message]) -> None:
+    block = encode_block([Transmission(b"", b"c", b"e", m.encode()).encode() for m in batch])
+    decoded = [Transmission.decode(t).command for t in decode_block(block)]
+    assert decoded == [m.encode() for m in batch]

@@ -1,0 +1,90 @@
+"""Property tests of the derived codecs, over every command and response of the spec."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reqs import req
+from smpref.errors import WireError
+from smpref.notation import load, message_open_ended
+from smpref.strategies import message_strategy, messages
+from smpref.wire import (
+    Message,
+    decode_batch,
+    decode_message,
+    encode_batch,
+    message_from_json,
+    message_to_json,
+)
+
+TAGS = sorted(load().messages)
+CLOSED_TAGS = [t for t in TAGS if not message_open_ended(load(), load().messages[t])]
+
+
+@req("ENC-10", "CMD-1")
+@pytest.mark.parametrize("tag", TAGS)
+@given(data=st.data())
+def test_every_message_round_trips(tag: str, data: st.DataObject) -> None:
+    message = data.draw(message_strategy(tag))
+    encoded = message.encode()
+    assert encoded.startswith(tag.encode())
+    decoded = decode_message(encoded)
+    assert decoded == message
+    assert decoded.encode() == encoded
+
+
+@req("ENC-2")
+@pytest.mark.parametrize("tag", CLOSED_TAGS)
+@given(data=st.data())
+def test_closed_layouts_reject_every_truncation_and_extension(
+    tag: str, data: st.DataObject
+) -> None:
+    """Messages whose last field is self-delimiting: any cut or added byte is an error."""
+    encoded = data.draw(message_strategy(tag)).encode()
+    for cut in range(len(encoded)):
+        with pytest.raises(WireError):
+            decode_message(encoded[:cut])
+    for extra in (b"\x00", b" ", b"0", b"1", b"T", b"\xff"):
+        with pytest.raises(WireError):
+            decode_message(encoded + extra)
+
+
+@req("ENC-2", "ENC-9")
+@given(messages())
+def test_open_layouts_never_decode_a_cut_ambiguously(message: Message) -> None:
+    """Any message: a truncated or extended encoding is rejected, or decodes to a message whose
+    own encoding is exactly those bytes (so no value has two encodings)."""
+    encoded = message.encode()
+    variants = [encoded[:cut] for cut in range(len(encoded))]
+    variants += [encoded + extra for extra in (b"\x00", b" ", b"0", b"A")]
+    for variant in variants:
+        try:
+            decoded = decode_message(variant)
+        except WireError:
+            continue
+        assert decoded.encode() == variant
+
+
+@req("TRANS-3", "ENC-9")
+@given(st.lists(messages(), min_size=1, max_size=4))
+def test_framed_in_a_batch_every_truncation_and_extension_is_rejected(
+    batch: list[Message],
+) -> None:
+    """Inside a block, each transmission is Large-framed, so even Tail-terminated messages are
+    delimited: no cut and no extra byte goes unnoticed."""
+    content = encode_batch([m.encode() for m in batch])
+    assert [decode_message(t) for t in decode_batch(content)] == batch
+    for cut in range(len(content)):
+        with pytest.raises(WireError):
+            decode_batch(content[:cut])
+    for extra in (b"\x00", b"#", b"\x01"):
+        with pytest.raises(WireError):
+            decode_batch(content + extra)
+
+
+@req("ENC-10")
+@given(messages())
+def test_json_form_round_trips(message: Message) -> None:
+    assert message_from_json(message_to_json(message)) == message
