@@ -1,0 +1,125 @@
+"""The smpref command: valid input, and one-line errors with exit 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reqs import req
+
+SMPREF = shutil.which("smpref", path=str(Path(sys.executable).parent))
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "abcdefghij0123456789abcdefghij0123456789abc"
+KH = "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI="
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    assert SMPREF, "the smpref console script is installed next to the interpreter"
+    return subprocess.run([SMPREF, *args], capture_output=True, text=True, input=stdin,
+                          timeout=60, check=False)
+
+
+@req("SLINK-1", "LINK-2")
+def test_link_parse_json_has_the_documented_fields() -> None:
+    result = run("link", "parse", f"https://smp8.simplex.im/c/#{KEY}", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"type", "hosts", "port", "portDefaulted", "fingerprint", "linkKey",
+                         "linkPublicKey", "linkId", "linkIdHex", "canonical"}
+    assert data["type"] == "contact" and data["port"] == 443 and data["linkKey"] == KEY
+    assert data["linkIdHex"] == "df02dbb28832dc3f84e6c9705e9bdbdd340b8525f19a4078ed0a96ee483476e4"
+
+
+def test_uri_parse_human_output() -> None:
+    result = run("uri", "parse", f"smp://{KH}@a.org,b.onion:443")
+    assert result.returncode == 0, result.stderr
+    assert "hosts[1]: b.onion" in result.stdout
+    assert f"canonical: smp://{KH}@a.org,b.onion:443" in result.stdout
+
+
+@req("ENC-10")
+def test_wire_decode_then_encode_is_identity() -> None:
+    hex_tx = ("00" + "18" + "32" * 24 + "18" + "31" * 24 + b"SEND F hi".hex())
+    decoded = run("wire", "decode", hex_tx, "--json")
+    assert decoded.returncode == 0, decoded.stderr
+    data = json.loads(decoded.stdout)
+    assert data["message"] == {"tag": "SEND", "fields": {"flags": {"notification": False},
+                                                         "body": b"hi".hex()}}
+    assert data["credentialCheck"] == "ok"
+    encoded = run("wire", "encode", "-", stdin=decoded.stdout)
+    assert encoded.stdout.strip() == hex_tx
+
+
+def test_wire_block_decode() -> None:
+    message = run("wire", "encode", '{"tag": "PING", "fields": {}}')
+    assert message.stdout.strip() == b"PING".hex()
+    block = run("wire", "encode", json.dumps({"transmissions": [
+        {"corrId": "00", "entityId": "", "message": {"tag": "PING", "fields": {}}}]}))
+    assert len(block.stdout.strip()) == 2 * 16384
+    back = run("wire", "decode", "--as", "block", "--json", "-", stdin=block.stdout)
+    assert json.loads(back.stdout)["transmissions"][0]["message"]["tag"] == "PING"
+
+
+BAD_INPUT = [
+    (("link", "parse", "https://smp8.simplex.im/a#" + KEY), r"column 25: .*deployed"),
+    (("link", "parse", "nonsense"), r"column 1"),
+    (("uri", "parse", "smp://x@"), r"column \d+"),
+    (("wire", "decode", "zz"), r"not hex"),
+    (("wire", "decode", "0018"), r"field transmission.corr_id, byte 1"),
+    (("wire", "decode", "--as", "message", b"KEY x".hex()), r"field KEY.senderKey, byte 4"),
+    (("wire", "decode", "--as", "message", b"NOPE".hex()), r"unknown command or response"),
+    (("wire", "decode", "--as", "block", "00"), r"block is 16384 bytes"),
+    (("wire", "encode", "{"), r"JSON: line 1, column 2"),
+    (("wire", "encode", '{"tag": "KEY", "fields": {}}'), r"KEY needs field 'senderKey'"),
+    (("wire", "encode", '{"tag": "ACK", "fields": {"msgId": "zz"}}'), r"field msgId"),
+    (("wire", "decode", "--as", "nope", "00"), r"Invalid value for '--as'"),
+    (("link",), r"."),
+    (("frobnicate",), r"No such command"),
+    (("link", "parse"), r"Missing argument"),
+]
+
+
+@req("SLINK-9")
+@pytest.mark.parametrize(("args", "pattern"), BAD_INPUT)
+def test_bad_input_prints_one_line_and_exits_2(args: tuple[str, ...], pattern: str) -> None:
+    result = run(*args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr + result.stdout
+    if args == ("link",):  # a group without a subcommand prints its help
+        assert "parse" in result.stdout
+        return
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert re.search(pattern, lines[0]), lines[0]
+
+
+def test_every_command_has_help() -> None:
+    for args in ([], ["link"], ["link", "parse"], ["uri", "parse"], ["wire", "decode"],
+                 ["wire", "encode"], ["docs", "reference"], ["demo"]):
+        result = run(*args, "--help")
+        assert result.returncode == 0 and "Usage:" in result.stdout, args
+
+
+def test_readme_commands_run() -> None:
+    """Every `smpref ...` line in the README's shell blocks runs and exits 0."""
+    readme = (ROOT / "README.md").read_text()
+    blocks = "\n".join(re.findall(r"^```sh\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL))
+    commands = re.findall(r"^smpref (.+)$", blocks, flags=re.MULTILINE)
+    assert len(commands) >= 5
+    for line in commands:
+        args = [a.strip("'") for a in re.findall(r"'[^']*'|\S+", line)]
+        result = run(*args)
+        assert result.returncode == 0, (line, result.stderr)
+
+
+def test_demo_runs() -> None:
+    result = run("demo")
+    assert result.returncode == 0, result.stderr
+    assert "decodes to the same NEW" in result.stdout

@@ -1,0 +1,136 @@
+"""SMP server addresses and queue URIs as deployed (smp-wire §1.2, §4.5)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.lark import from_lark
+from lark import Lark
+
+from reqs import req
+from smpref.errors import SyntaxErrorAt
+from smpref.resources import grammar_text
+from smpref.textenc import b64u_encode
+from smpref.uri import (
+    QueueMode,
+    QueueUri,
+    ServerAddress,
+    VersionRange,
+    parse_server_address,
+    parse_uri,
+)
+from smpref.wire import KeyAlgorithm, PublicKey
+
+KH = "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI="  # smp-wire §2.3: the test CA's keyHash
+# deployed ConnectionRequestTests: testDhKey, base64url with padding, percent-encoded
+DH = "MCowBQYDK2VuAyEAjiswwI3O_NlS8Fk3HJUW870EY2bAwmttMBsvRB9eV3o%3D"
+
+ACCEPTED = [
+    (f"smp://{KH}@smp.simplex.im", f"smp://{KH}@smp.simplex.im"),
+    (f"smp://{KH}:secret@a.org,b.onion:5223", f"smp://{KH}:secret@a.org,b.onion:5223"),
+    (f"smp://{KH.rstrip('=')}@A.org", f"smp://{KH}@a.org"),
+    # deployed test strings (ConnectionRequestTests) with a real 32-byte key hash:
+    (f"smp://{KH}@smp.simplex.im/3456-w==#/?v=1-2&dh={DH}",
+     f"smp://{KH}@smp.simplex.im/3456-w==#/?v=1-2&dh={DH}"),
+    (f"smp://{KH}@smp.simplex.im:5223/3456-w==#{DH.replace('%3D', '=')}",
+     f"smp://{KH}@smp.simplex.im:5223/3456-w==#/?v=1&dh={DH}"),
+    (f"smp://{KH}@smp.simplex.im:5223/3456-w==#/?extra_param=abc&v=1&dh={DH}",
+     f"smp://{KH}@smp.simplex.im:5223/3456-w==#/?v=1&dh={DH}"),
+    # version-dependent host placement (min < 2: extra hosts in srv=), q= and k=s
+    (f"smp://{KH}@a.org,b.onion/AQID#/?v=1-4&dh={DH}&q=m",
+     f"smp://{KH}@a.org/AQID#/?v=1-4&dh={DH}&q=m&k=s&srv=b.onion"),
+    (f"smp://{KH}@a.org/AQID#/?v=2-4&dh={DH}&q=m&srv=b.onion%2Cc.org",
+     f"smp://{KH}@a.org,b.onion,c.org/AQID#/?v=2-4&dh={DH}&q=m&k=s"),
+    (f"smp://{KH}@a.org/AQID#/?v=4&dh={DH}&q=m", f"smp://{KH}@a.org/AQID#/?v=4&dh={DH}&q=m"),
+    (f"smp://{KH}@a.org/AQID#/?v=1-3&dh={DH}&k=s",
+     f"smp://{KH}@a.org/AQID#/?v=1-3&dh={DH}&q=m&k=s"),
+]
+
+
+@req("URI-1", "URI-3", "URI-4", "URI-5", "URI-6", "URI-7", "URI-8")
+@pytest.mark.parametrize(("text", "canonical"), ACCEPTED)
+def test_accepted_and_canonical(text: str, canonical: str) -> None:
+    value = parse_uri(text)
+    assert value.canonical() == canonical
+    assert parse_uri(canonical) == value
+
+
+@req("URI-9")
+def test_server_fields() -> None:
+    server = parse_server_address(f"smp://{KH}:pw@a.org,b.onion")
+    assert server.hosts == ("a.org", "b.onion")
+    assert server.basic_auth == "pw"
+    assert server.port is None and server.effective_port == 5223
+    assert server.key_hash.hex().startswith("2dc25431f561c03f")
+
+
+REJECTED = [
+    # (input, marker: the error points at its last occurrence, or None: the end; words)
+    ("smp://1234-w==@smp.simplex.im", "1234", "key hash must be 32 bytes"),  # deployed test value
+    (f"smp://{KH}@", None, "input ends early"),
+    (f"smp://{KH}@a.org:0", "0", "port 0"),
+    (f"smp://{KH}@a.org,a.org", "smp", "listed twice"),
+    (f"smp://{KH}:pw@a.org/AQID#/?v=1&dh={DH}", ":pw", "no basic auth"),
+    (f"smp://{KH}@a.org/AQID#/?dh={DH}", None, "missing v="),
+    (f"smp://{KH}@a.org/AQID#/?v=1", None, "missing dh="),
+    (f"smp://{KH}@a.org/AQID#/?v=4-1&dh={DH}", "v=4-1", "min <= max"),
+    (f"smp://{KH}@a.org/AQID#/?v=1&dh=AAAA", "dh=", "dh=: not an SPKI"),
+    (f"smp://{KH}@a.org/AQID#/?v=1&dh={DH}&q=x", "q=x", "q='x' must be m or c"),
+    (f"smp://{KH}@a.org/AQID#/?v=1&dh={DH}&q=c&k=s", "k=s", "contradicts q=c"),
+    (f"smp://{KH}@a.org/AQID#/?v=1&v=2&dh={DH}", "v=2", "v= given twice"),
+    ("ftp://x@y", "ftp", "unexpected"),
+]
+
+
+@req("URI-2", "URI-5")
+@pytest.mark.parametrize(("text", "marker", "words"), REJECTED)
+def test_rejections_name_the_column(text: str, marker: str | None, words: str) -> None:
+    with pytest.raises(SyntaxErrorAt) as info:
+        parse_uri(text)
+    assert words in str(info.value)
+    column = len(text) + 1 if marker is None else text.rindex(marker) + 1
+    assert info.value.column == column, str(info.value)
+
+
+HOST = st.from_regex(r"[a-z][a-z0-9]{0,8}(\.[a-z]{1,5}){0,2}", fullmatch=True)
+
+
+@st.composite
+def queue_uris(draw: st.DrawFn) -> QueueUri:
+    lo = draw(st.integers(1, 5))
+    server = ServerAddress(
+        key_hash=draw(st.binary(min_size=32, max_size=32)),
+        hosts=tuple(draw(st.lists(HOST, min_size=1, max_size=3, unique=True))),
+        port=draw(st.none() | st.integers(1, 65535)),
+    )
+    return QueueUri(
+        server=server,
+        sender_id=draw(st.binary(min_size=1, max_size=24)),
+        versions=VersionRange(lo, draw(st.integers(lo, 6))),
+        dh_key=PublicKey(KeyAlgorithm.X25519, draw(st.binary(min_size=32, max_size=32))),
+        queue_mode=draw(st.none() | st.sampled_from(QueueMode)),
+    )
+
+
+@req("URI-10")
+@given(queue_uris())
+def test_queue_uri_canonical_round_trip(uri: QueueUri) -> None:
+    assert parse_uri(uri.canonical()) == uri
+
+
+B64 = st.one_of(st.binary(min_size=32, max_size=32), st.binary(min_size=1, max_size=24)).map(
+    lambda b: b64u_encode(b, padded=True))
+
+
+@req("URI-10")
+@given(from_lark(Lark(grammar_text("smp_uri"), parser="lalr"),
+                 explicit={"BASE64URL": B64, "HOSTNAME": HOST,
+                           "PORT": st.integers(1, 65535).map(str)}))
+def test_grammar_generated_uris_parse_or_fail_cleanly(text: str) -> None:
+    try:
+        value = parse_uri(text)
+    except SyntaxErrorAt as exc:
+        assert exc.column >= 1
+        return
+    assert parse_uri(value.canonical()) == value
