@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from smpref.links import parse_short_link
-from smpref.uri import parse_uri
+from smpref.uri import parse_server_address
 from smpref.wire import (
     KeyAlgorithm,
     PublicKey,
@@ -50,7 +50,7 @@ def run_demo(console: Console | None = None) -> None:
         f"k         {link.link_public_key.hex()}\nlinkId    {link.link_id.hex()}",
         title="1. seed 004 short link"))
 
-    server = parse_uri(EXAMPLE_SERVER)
+    server = parse_server_address(EXAMPLE_SERVER)
     console.print(Panel.fit(f"canonical {server.canonical()}\n"
                             f"hosts     {', '.join(server.hosts)}   port {server.effective_port}",
                             title="2. SMP server address"))
@@ -61,9 +61,9 @@ def run_demo(console: Console | None = None) -> None:
         rcv_dh_key=PublicKey(KeyAlgorithm.X25519,
                              bytes(PrivateKey(_seed("recipient dh key")).public_key)),
         basic_auth=None,
-        sub_mode=enum_type("SubscriptionMode").Subscribe,
+        sub_mode=enum_type("SubscriptionMode")["Subscribe"],
         queue_request=type_class("QueueRequest")(
-            conn_mode=enum_type("ConnectionMode").Contact,
+            conn_mode=enum_type("ConnectionMode")["Contact"],
             queue_link=type_class("QueueLink")(
                 link_id=link.link_id,
                 sender_id=_seed("sender id")[:24],

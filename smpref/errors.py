@@ -118,7 +118,7 @@ class CredentialError(WireError):
         self.smp_error = smp_error
 
 
-class SyntaxErrorAt(SmprefError):
+class UriSyntaxError(SmprefError):
     """A URI, address or short link does not parse.
 
     Attributes:

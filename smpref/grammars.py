@@ -1,6 +1,6 @@
-"""Lark parsers for the packaged grammars, with errors turned into :class:`SyntaxErrorAt`.
+"""Lark parsers for the packaged grammars, with errors turned into :class:`UriSyntaxError`.
 
-Callers never see Lark exception types: every parse failure becomes a SyntaxErrorAt naming the
+Callers never see Lark exception types: every parse failure becomes a UriSyntaxError naming the
 1-based column and, in words, what was expected there.
 """
 
@@ -11,7 +11,7 @@ from functools import cache
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from smpref.errors import SyntaxErrorAt
+from smpref.errors import UriSyntaxError
 from smpref.resources import grammar_text
 
 # Human names for terminals, used in "expected ..." messages.
@@ -55,32 +55,33 @@ def parse(name: str, kind: str, text: str) -> Tree[Token]:
     """Parse ``text`` with grammar ``name``.
 
     Raises:
-        SyntaxErrorAt: with ``kind`` (e.g. "short link"), the column and what was expected.
+        UriSyntaxError: with ``kind`` (e.g. "short link"), the column and what was expected.
     """
     try:
         return parser(name).parse(text)
     except UnexpectedCharacters as exc:
-        found = text[exc.pos_in_stream : exc.pos_in_stream + 1]
-        raise SyntaxErrorAt(
+        pos = exc.pos_in_stream or 0
+        found = text[pos : pos + 1]
+        raise UriSyntaxError(
             kind, text, exc.column, f"unexpected {found!r}, expected {_expected(exc.allowed)}"
         ) from None
     except UnexpectedEOF as exc:
-        raise SyntaxErrorAt(
+        raise UriSyntaxError(
             kind, text, len(text) + 1, f"input ends early, expected {_expected(set(exc.expected))}"
         ) from None
     except UnexpectedToken as exc:
         if exc.token.type == "$END":
-            raise SyntaxErrorAt(
+            raise UriSyntaxError(
                 kind, text, len(text) + 1, f"input ends early, expected {_expected(exc.expected)}"
             ) from None
-        raise SyntaxErrorAt(
+        raise UriSyntaxError(
             kind,
             text,
             exc.column,
             f"unexpected {str(exc.token)!r}, expected {_expected(exc.expected)}",
         ) from None
     except UnexpectedInput as exc:  # pragma: no cover - the three above are exhaustive
-        raise SyntaxErrorAt(kind, text, getattr(exc, "column", 0), str(exc)) from None
+        raise UriSyntaxError(kind, text, getattr(exc, "column", 0), str(exc)) from None
 
 
 def token_column(token: Token) -> int:

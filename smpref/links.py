@@ -18,7 +18,7 @@ from typing import Any
 from lark import Token, Tree
 
 from smpref.crypto.link_keys import LINK_KEY_SIZE, link_id, link_public_key
-from smpref.errors import SyntaxErrorAt
+from smpref.errors import UriSyntaxError
 from smpref.grammars import parse, token_column
 from smpref.textenc import b64u_decode, b64u_encode, check_host
 
@@ -121,8 +121,8 @@ class ShortLink:
         }
 
 
-def _fail(text: str, column: int, what: str) -> SyntaxErrorAt:
-    return SyntaxErrorAt(KIND, text, column, what)
+def _fail(text: str, column: int, what: str) -> UriSyntaxError:
+    return UriSyntaxError(KIND, text, column, what)
 
 
 def _b64_32(text: str, token: Token, what: str) -> bytes:
@@ -146,7 +146,7 @@ def parse_short_link(text: str) -> ShortLink:
     """Parse a seed 004 short link.
 
     Raises:
-        SyntaxErrorAt: names the column and what is wrong there.
+        UriSyntaxError: names the column and what is wrong there.
     """
     tree = parse("short_link", KIND, text)
     hosts: list[str] = []

@@ -122,7 +122,8 @@ def command_reference(defs: Definitions | None = None) -> str:
         out += _message(m, defs)
     out += ["## Types", ""]
     for e in defs.enums.values():
-        out += [f"### {e.name}", "", e.doc, "", f"Encoded as one {'byte' if e.kind == 'char' else 'ASCII word'}.", "",
+        unit = "byte" if e.kind == "char" else "ASCII word"
+        out += [f"### {e.name}", "", e.doc, "", f"Encoded as one {unit}.", "",
                 "| member | code | meaning |", "|---|---|---|"]
         out += [f"| {mem.name} | `{mem.code.decode()}` | {mem.doc} |" for mem in e.members]
         out.append("")

@@ -22,7 +22,7 @@ from urllib.parse import quote, unquote
 
 from lark import Token, Tree
 
-from smpref.errors import SmprefError, SyntaxErrorAt
+from smpref.errors import SmprefError, UriSyntaxError
 from smpref.grammars import parse, token_column
 from smpref.textenc import b64u_decode, b64u_encode, check_host
 from smpref.wire.keys import DH_ALGORITHMS, PublicKey
@@ -155,7 +155,7 @@ def parse_uri(text: str) -> ServerAddress | QueueUri:
     """Parse an SMP server address or queue URI.
 
     Raises:
-        SyntaxErrorAt: names the column and what is wrong there.
+        UriSyntaxError: names the column and what is wrong there.
     """
     kind = KIND_QUEUE if "#" in text else KIND_SERVER
     tree = parse("smp_uri", kind, text)
@@ -171,13 +171,13 @@ def parse_server_address(text: str) -> ServerAddress:
     """Parse an SMP server address (and only that)."""
     value = parse_uri(text)
     if not isinstance(value, ServerAddress):
-        raise SyntaxErrorAt(KIND_SERVER, text, text.index("/", 6) + 1,
+        raise UriSyntaxError(KIND_SERVER, text, text.index("/", 6) + 1,
                             "a server address has no path (this is a queue URI)")
     return value
 
 
-def _fail(text: str, kind: str, column: int, what: str) -> SyntaxErrorAt:
-    return SyntaxErrorAt(kind, text, column, what)
+def _fail(text: str, kind: str, column: int, what: str) -> UriSyntaxError:
+    return UriSyntaxError(kind, text, column, what)
 
 
 def _authority(text: str, kind: str, node: Tree[Token]) -> ServerAddress:

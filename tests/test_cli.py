@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from reqs import req
 
 SMPREF = shutil.which("smpref", path=str(Path(sys.executable).parent))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from reqs import req
+
 from smpref.errors import NotationError
 from smpref.notation import load, parse_definitions
 

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 from lark import Lark
-
 from reqs import req
-from smpref.errors import SyntaxErrorAt
+
+from smpref.errors import UriSyntaxError
 from smpref.links import LinkType, ShortLink, parse_short_link
 from smpref.resources import grammar_text
 
@@ -102,7 +102,7 @@ REJECTED = [
 @req("SLINK-5", "SLINK-7", "SLINK-8", "SLINK-9")
 @pytest.mark.parametrize(("text", "column", "words"), REJECTED)
 def test_rejections_name_the_column(text: str, column: int, words: str) -> None:
-    with pytest.raises(SyntaxErrorAt) as info:
+    with pytest.raises(UriSyntaxError) as info:
         parse_short_link(text)
     assert info.value.column == column, str(info.value)
     assert words in str(info.value)
@@ -139,7 +139,7 @@ KEY32 = st.binary(min_size=32, max_size=32).map(b64u)
 def test_grammar_generated_links_parse_or_fail_cleanly(text: str) -> None:
     try:
         link = parse_short_link(text)
-    except SyntaxErrorAt as exc:
+    except UriSyntaxError as exc:
         assert exc.column >= 1
         return
     assert parse_short_link(link.canonical()) == link

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from reqs import req
+
 from smpref.errors import BadValueError, BlockError, CredentialError, WireError
 from smpref.strategies import messages
 from smpref.wire import (
@@ -128,7 +130,7 @@ def test_batching_packs_in_order_into_full_size_blocks(items: list[bytes]) -> No
     assert [t for b in blocks for t in decode_block(b)] == items
     # Greedy packing: the first transmission of each block did not fit in the block before.
     contents = [decode_block(b) for b in blocks]
-    for before, after in zip(contents, contents[1:], strict=False):
+    for before, after in itertools.pairwise(contents):
         used = sum(2 + len(t) for t in before)
         assert used + 2 + len(after[0]) > BLOCK_SIZE - 3 or len(before) == 255
 

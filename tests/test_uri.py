@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 from lark import Lark
-
 from reqs import req
-from smpref.errors import SyntaxErrorAt
+
+from smpref.errors import UriSyntaxError
 from smpref.resources import grammar_text
 from smpref.textenc import b64u_encode
 from smpref.uri import (
@@ -86,7 +86,7 @@ REJECTED = [
 @req("URI-2", "URI-5")
 @pytest.mark.parametrize(("text", "marker", "words"), REJECTED)
 def test_rejections_name_the_column(text: str, marker: str | None, words: str) -> None:
-    with pytest.raises(SyntaxErrorAt) as info:
+    with pytest.raises(UriSyntaxError) as info:
         parse_uri(text)
     assert words in str(info.value)
     column = len(text) + 1 if marker is None else text.rindex(marker) + 1
@@ -130,7 +130,7 @@ B64 = st.one_of(st.binary(min_size=32, max_size=32), st.binary(min_size=1, max_s
 def test_grammar_generated_uris_parse_or_fail_cleanly(text: str) -> None:
     try:
         value = parse_uri(text)
-    except SyntaxErrorAt as exc:
+    except UriSyntaxError as exc:
         assert exc.column >= 1
         return
     assert parse_uri(value.canonical()) == value

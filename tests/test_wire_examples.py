@@ -7,8 +7,8 @@ not produced by smpref's encoder.
 from __future__ import annotations
 
 import pytest
-
 from reqs import req
+
 from smpref.errors import (
     BadBoolError,
     BadKeyError,
@@ -84,7 +84,8 @@ def test_new_with_a_queue_link_lays_out_link_id_sender_id_and_large_data() -> No
 def test_ids_is_byte_identical_to_deployed_v17() -> None:
     """IDS = ss(rcvId) ss(sndId) ss(srvDhKey) Maybe(mode) Maybe(ss linkId) Maybe(ss serviceId)
     Maybe(ss(notifierId) ss(srvNtfDhKey))."""
-    body = b"IDS " + bytes([24]) + b"R" * 24 + bytes([24]) + b"S" * 24 + DH_KEY + b"1M" + b"0" + b"0" + b"0"
+    body = (b"IDS " + bytes([24]) + b"R" * 24 + bytes([24]) + b"S" * 24 + DH_KEY
+            + b"1M" + b"0" + b"0" + b"0")
     ids = decode_message(body)
     assert ids.rcv_id == b"R" * 24 and ids.snd_id == b"S" * 24
     assert ids.queue_mode is ConnectionMode.Invitation
@@ -126,7 +127,7 @@ BASE_COMMANDS = [
 @pytest.mark.parametrize(("wire", "tag"), BASE_COMMANDS)
 def test_deployed_base_layouts_decode_and_re_encode_identically(wire: bytes, tag: str) -> None:
     message = decode_message(wire)
-    assert message.TAG == tag
+    assert tag == message.TAG
     assert message.encode() == wire
 
 

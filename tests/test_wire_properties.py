@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from reqs import req
+
 from smpref.errors import WireError
 from smpref.notation import load, message_open_ended
 from smpref.strategies import message_strategy, messages

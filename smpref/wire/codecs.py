@@ -29,14 +29,11 @@ from smpref.errors import (
     ShortReadError,
     WireError,
 )
-from smpref.wire.keys import AUTH_ALGORITHMS, DH_ALGORITHMS, KeyAlgorithm, PublicKey
+from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.primitives import (
     Reader,
-    write_int64,
     write_large,
     write_short_string,
-    write_word16,
-    write_word32,
 )
 
 Json = Any
@@ -88,7 +85,7 @@ class BoolCodec(Codec):
     type_name = "Bool"
 
     def read(self, r: Reader) -> bool:
-        return r.bool()
+        return r.boolean()
 
     def write(self, out: bytearray, value: bool) -> None:
         out += b"T" if value else b"F"
@@ -503,6 +500,7 @@ class UnionCodec(Codec):
 
     def write(self, out: bytearray, value: Struct) -> None:
         variant = value.CODEC
+        assert isinstance(variant, VariantCodec)
         out += variant.tag
         if variant.items:
             out += b" "
@@ -512,7 +510,9 @@ class UnionCodec(Codec):
         _expect(value, self.base, f"a {self.type_name} variant")
 
     def to_json(self, value: Struct) -> Json:
-        return {"tag": value.CODEC.tag.decode(), **value.CODEC.to_json(value)}
+        variant = value.CODEC
+        assert isinstance(variant, VariantCodec)
+        return {"tag": variant.tag.decode(), **variant.to_json(value)}
 
     def from_json(self, data: Json) -> Struct:
         if not isinstance(data, dict) or not isinstance(data.get("tag"), str):

@@ -110,7 +110,7 @@ class Reader:
     def int64(self) -> int:
         return int(_I64.unpack(self.take(8))[0])
 
-    def bool(self) -> bool:
+    def boolean(self) -> bool:
         pos = self.pos
         b = self.byte()
         if b == BOOL_TRUE:
