@@ -1,0 +1,71 @@
+"""The spec pages define every requirement ID that definitions, tests and pages cite."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from smpref.notation import load
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "spec"
+DEFINITION = re.compile(r"^- \*\*([A-Z]+-\d+)\*\*", re.MULTILINE)
+REFERENCE = re.compile(r"\b([A-Z]{2,6}-\d+)\b")
+PAGE_PREFIXES = {
+    "encoding.md": {"ENC"}, "commands.md": {"CMD"}, "queues.md": {"QUEUE"},
+    "links.md": {"LINK", "SLINK"}, "addresses.md": {"URI"}, "storage.md": {"STORE"},
+    "retention.md": {"RET"}, "rotation.md": {"ROT"}, "queue-encryption.md": {"QENC"},
+    "transport.md": {"TRANS"}, "divergences.md": {"DIV"},
+}
+
+
+def defined_ids() -> Counter[str]:
+    ids: Counter[str] = Counter()
+    for page in SPEC.glob("*.md"):
+        ids.update(DEFINITION.findall(page.read_text()))
+    return ids
+
+
+def test_requirement_ids_are_defined_once_on_their_own_page() -> None:
+    ids = defined_ids()
+    assert [i for i, n in ids.items() if n > 1] == []
+    for page, prefixes in PAGE_PREFIXES.items():
+        found = DEFINITION.findall((SPEC / page).read_text())
+        assert found, page
+        assert {i.split("-")[0] for i in found} <= prefixes, page
+
+
+def test_definitions_cite_only_defined_requirements() -> None:
+    assert load().requirement_ids() - set(defined_ids()) == set()
+    text = (SPEC / "commands.smpn").read_text()
+    assert set(REFERENCE.findall(text)) - set(defined_ids()) - {"SHA3-384"} == set()
+
+
+def test_tests_cite_only_defined_requirements() -> None:
+    cited: set[str] = set()
+    for path in (ROOT / "tests").glob("test_*.py"):
+        for call in re.findall(r"@req\(([^)]*)\)", path.read_text()):
+            cited.update(re.findall(r'"([A-Z]+-\d+)"', call))
+    assert len(cited) > 40
+    assert cited - set(defined_ids()) == set()
+
+
+def test_pages_reference_only_defined_requirements() -> None:
+    known = set(defined_ids())
+    for page in SPEC.glob("*.md"):
+        refs = set(REFERENCE.findall(page.read_text()))
+        refs = {r for r in refs if r.split("-")[0] in {p for ps in PAGE_PREFIXES.values()
+                                                      for p in ps}}
+        assert refs - known == set(), page.name
+
+
+def test_every_divergence_states_a_choice_and_a_reason() -> None:
+    text = (SPEC / "divergences.md").read_text()
+    sections = re.split(r"^### ", text, flags=re.MULTILINE)[1:]
+    assert len(sections) >= 20
+    for section in sections:
+        title = section.splitlines()[0]
+        div_id = title.split()[0]
+        assert f"- **{div_id}**" in section, title
+        assert "\n- Why: " in section, title
