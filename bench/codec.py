@@ -1,0 +1,123 @@
+"""Codec throughput: transmissions decoded and encoded per second, against a baseline.
+
+Cases: PING, a SEND with a 16,000-byte body, and a full NEW with a QueueLink (and notifier
+request). For each, the same run measures:
+
+* decode: ``Transmission.decode`` + ``decode_transmission_message`` (fields, credential rule);
+* encode: ``message.encode()`` + ``Transmission(...).encode()``;
+* baseline: a bare ``memoryview`` loop over the same bytes that only slices out the
+  transmission's parts and the command tag (the least work any pure-Python decoder must do).
+
+The ratio decode/baseline is what to watch: it does not depend on the machine's speed.
+Run: ``make bench`` (or ``python bench/codec.py [--seconds S]``). One process, one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+
+from smpref.wire import (
+    KeyAlgorithm,
+    Message,
+    PublicKey,
+    Transmission,
+    decode_transmission_message,
+    enum_type,
+    message_class,
+    type_class,
+)
+
+SIG = b"\x01" * 64
+
+
+def _key(alg: KeyAlgorithm, fill: int) -> PublicKey:
+    return PublicKey(alg, bytes([fill]) * alg.raw_length)
+
+
+def cases() -> dict[str, tuple[Message, Transmission]]:
+    ping = message_class("PING")()
+    send = message_class("SEND")(flags=type_class("MsgFlags")(notification=True),
+                                 body=b"m" * 16000)
+    new = message_class("NEW")(
+        rcv_auth_key=_key(KeyAlgorithm.ED25519, 1),
+        rcv_dh_key=_key(KeyAlgorithm.X25519, 2),
+        basic_auth=b"server password",
+        sub_mode=enum_type("SubscriptionMode")["Subscribe"],
+        queue_request=type_class("QueueRequest")(
+            conn_mode=enum_type("ConnectionMode")["Contact"],
+            queue_link=type_class("QueueLink")(
+                link_id=b"L" * 32, sender_id=b"S" * 24, enc_link_data=b"D" * 15000),
+        ),
+        ntf_request=type_class("NtfRequest")(
+            notifier_id=b"N" * 24, ntf_auth_key=_key(KeyAlgorithm.ED25519, 3),
+            rcv_ntf_dh_key=_key(KeyAlgorithm.X25519, 4)),
+    )
+    corr = b"c" * 24
+    return {
+        "PING": (ping, Transmission(b"", corr, b"", ping.encode())),
+        "SEND 16 KB": (send, Transmission(b"", corr, b"s" * 24, send.encode())),
+        "NEW + link": (new, Transmission(SIG, corr, b"", new.encode())),
+    }
+
+
+def baseline(data: bytes) -> bytes:
+    """Slice the transmission's parts and the tag out of a memoryview, nothing more."""
+    mv = memoryview(data)
+    n = mv[0]
+    pos = 1 + n + (1 if n else 0)  # authorization, and the service-signature Maybe byte
+    n = mv[pos]
+    _corr = bytes(mv[pos + 1 : pos + 1 + n])
+    pos += 1 + n
+    n = mv[pos]
+    _entity = bytes(mv[pos + 1 : pos + 1 + n])
+    pos += 1 + n
+    command = bytes(mv[pos:])
+    return command[: command.find(b" ")]
+
+
+def rate(fn: Callable[[], object], seconds: float) -> float:
+    """Best of 5 rounds of calls per second."""
+    n = 1
+    while True:  # calibrate a round to about seconds / 5
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed > seconds / 25:
+            break
+        n *= 2
+    per_round = max(1, int(n * (seconds / 5) / elapsed))
+    best = 0.0
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(per_round):
+            fn()
+        best = max(best, per_round / (time.perf_counter() - start))
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
+    args = parser.parse_args()
+    print(f"python {platform.python_version()} on {platform.machine()}, "
+          f"{platform.processor() or 'unknown cpu'}")
+    print(f"{'case':<12} {'bytes':>6} {'decode/s':>10} {'encode/s':>10} "
+          f"{'baseline/s':>11} {'baseline:decode':>16}")
+    for name, (message, tx) in cases().items():
+        data = tx.encode()
+        assert decode_transmission_message(Transmission.decode(data)) == message
+        decode_rate = rate(lambda d=data: decode_transmission_message(Transmission.decode(d)),
+                           args.seconds)
+        encode_rate = rate(lambda m=message, t=tx: Transmission(
+            t.authorization, t.corr_id, t.entity_id, m.encode()).encode(), args.seconds)
+        base_rate = rate(lambda d=data: baseline(d), args.seconds)
+        print(f"{name:<12} {len(data):>6} {decode_rate:>10,.0f} {encode_rate:>10,.0f} "
+              f"{base_rate:>11,.0f} {base_rate / decode_rate:>15.1f}x")
+
+
+if __name__ == "__main__":
+    main()
