@@ -20,7 +20,7 @@ import enum
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields, make_dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from smpref.errors import (
     BadTagError,
@@ -381,7 +381,7 @@ class Struct:
     def to_json(self) -> Json:
         return self.CODEC.to_json(self)
 
-    if __import__("typing").TYPE_CHECKING:  # generated classes have these at run time
+    if TYPE_CHECKING:  # generated classes have these at run time; mypy cannot see them
         def __init__(self, **fields: Any) -> None: ...
         def __getattr__(self, name: str) -> Any: ...
 

@@ -57,6 +57,9 @@ class Transmission:
                 "(64, 114) nor an authenticator (80)",
                 path="authorization",
             )
+        if self.service_signature is not None and len(self.service_signature) > 255:
+            raise BadValueError("service signature must be at most 255 bytes",
+                                path="service_signature")
         if self.service_signature is not None and not self.authorization:
             raise BadValueError(
                 "a service signature needs a non-empty authorization", path="service_signature"
