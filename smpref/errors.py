@@ -118,6 +118,10 @@ class CredentialError(WireError):
         self.smp_error = smp_error
 
 
+class InvalidValueError(SmprefError, ValueError):
+    """A link, address or other value object was constructed with invalid fields."""
+
+
 class UriSyntaxError(SmprefError):
     """A URI, address or short link does not parse.
 

@@ -18,9 +18,9 @@ from typing import Any
 from lark import Token, Tree
 
 from smpref.crypto.link_keys import LINK_KEY_SIZE, link_id, link_public_key
-from smpref.errors import UriSyntaxError
+from smpref.errors import InvalidValueError, UriSyntaxError
 from smpref.grammars import parse, token_column
-from smpref.textenc import b64u_decode, b64u_encode, check_host
+from smpref.textenc import b64u_decode, b64u_encode, check_host, is_canonical_host
 
 KIND = "short link"
 #: the port a link means when it names none: the https port the link opens in a browser (SLINK-6)
@@ -64,18 +64,18 @@ class ShortLink:
 
     def __post_init__(self) -> None:
         if not self.hosts:
-            raise ValueError("a short link needs a host")
+            raise InvalidValueError("a short link needs a host")
         if len(self.link_key) != LINK_KEY_SIZE:
-            raise ValueError(f"link key must be {LINK_KEY_SIZE} bytes")
+            raise InvalidValueError(f"link key must be {LINK_KEY_SIZE} bytes")
         if self.fingerprint is not None and len(self.fingerprint) != 32:
-            raise ValueError("fingerprint must be 32 bytes")
+            raise InvalidValueError("fingerprint must be 32 bytes")
         if self.port is not None and not 1 <= self.port <= 65535:
-            raise ValueError("port must be 1..65535")
+            raise InvalidValueError("port must be 1..65535")
         if len(set(self.hosts)) != len(self.hosts):
-            raise ValueError("hosts must not repeat")
+            raise InvalidValueError("hosts must not repeat")
         for host in self.hosts:
-            if check_host(host) != host:
-                raise ValueError(f"host {host!r} is not in canonical form")
+            if not is_canonical_host(host):
+                raise InvalidValueError(f"host {host!r} is not in canonical form")
 
     @property
     def effective_port(self) -> int:

@@ -39,6 +39,14 @@ def b64u_encode(data: bytes, *, padded: bool) -> str:
     return text if padded else text.rstrip("=")
 
 
+def is_canonical_host(host: str) -> bool:
+    """Whether ``host`` is valid and already in the form :func:`check_host` returns."""
+    try:
+        return check_host(host) == host
+    except ValueError:
+        return False
+
+
 def check_host(host: str) -> str:
     """Validate and normalise a host: an RFC 1123 name, an IPv4 or a bracketed IPv6 address.
 

@@ -22,9 +22,9 @@ from urllib.parse import quote, unquote
 
 from lark import Token, Tree
 
-from smpref.errors import SmprefError, UriSyntaxError
+from smpref.errors import InvalidValueError, SmprefError, UriSyntaxError
 from smpref.grammars import parse, token_column
-from smpref.textenc import b64u_decode, b64u_encode, check_host
+from smpref.textenc import b64u_decode, b64u_encode, check_host, is_canonical_host
 from smpref.wire.keys import DH_ALGORITHMS, PublicKey
 
 KIND_SERVER = "SMP server address"
@@ -47,7 +47,7 @@ class VersionRange:
 
     def __post_init__(self) -> None:
         if not 0 <= self.min <= self.max <= 0xFFFF:
-            raise ValueError(f"bad version range {self.min}-{self.max}")
+            raise InvalidValueError(f"bad version range {self.min}-{self.max}")
 
     def __str__(self) -> str:
         return str(self.min) if self.min == self.max else f"{self.min}-{self.max}"
@@ -71,14 +71,14 @@ class ServerAddress:
 
     def __post_init__(self) -> None:
         if len(self.key_hash) != KEY_HASH_SIZE:
-            raise ValueError(f"key hash must be {KEY_HASH_SIZE} bytes")
+            raise InvalidValueError(f"key hash must be {KEY_HASH_SIZE} bytes")
         if not self.hosts or len(set(self.hosts)) != len(self.hosts):
-            raise ValueError("a server needs one or more distinct hosts")
+            raise InvalidValueError("a server needs one or more distinct hosts")
         for host in self.hosts:
-            if check_host(host) != host:
-                raise ValueError(f"host {host!r} is not in canonical form")
+            if not is_canonical_host(host):
+                raise InvalidValueError(f"host {host!r} is not in canonical form")
         if self.port is not None and not 1 <= self.port <= 65535:
-            raise ValueError("port must be 1..65535")
+            raise InvalidValueError("port must be 1..65535")
 
     @property
     def effective_port(self) -> int:
@@ -117,9 +117,9 @@ class QueueUri:
 
     def __post_init__(self) -> None:
         if self.server.basic_auth is not None:
-            raise ValueError("a queue URI carries no basic auth")
+            raise InvalidValueError("a queue URI carries no basic auth")
         if not self.sender_id:
-            raise ValueError("sender ID must not be empty")
+            raise InvalidValueError("sender ID must not be empty")
 
     def canonical(self) -> str:
         """Deployed rendering (URI-6): with min version < 2 only the first host stays in the
