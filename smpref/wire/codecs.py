@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, fields, make_dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,27 +45,31 @@ def snake_case(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
-class Codec:
+class Codec(ABC):
     """Reads, writes, validates and JSON-converts the values of one notation type."""
 
     #: the type as written in the notation, e.g. ``Maybe(QueueLink)``
     type_name: str = ""
 
+    @abstractmethod
     def read(self, r: Reader) -> Any:
-        raise NotImplementedError  # pragma: no cover - every subclass overrides it
+        """Read one value; raise a WireError (with offset) if the bytes are not one."""
 
+    @abstractmethod
     def write(self, out: bytearray, value: Any) -> None:
-        raise NotImplementedError  # pragma: no cover - every subclass overrides it
+        """Append the encoding of a valid value."""
 
+    @abstractmethod
     def validate(self, value: Any) -> None:
         """Raise BadValueError (or FieldTooLongError) unless value can be encoded."""
-        raise NotImplementedError  # pragma: no cover - every subclass overrides it
 
+    @abstractmethod
     def to_json(self, value: Any) -> Json:
-        raise NotImplementedError  # pragma: no cover - every subclass overrides it
+        """The JSON form of a value (docs/cli.md)."""
 
+    @abstractmethod
     def from_json(self, data: Json) -> Any:
-        raise NotImplementedError  # pragma: no cover - every subclass overrides it
+        """Build a valid value from its JSON form, or raise BadValueError."""
 
 
 def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> None:

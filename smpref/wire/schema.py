@@ -59,6 +59,7 @@ class Message(Struct):
     __slots__ = ()
     TAG: ClassVar[str]
     DEF: ClassVar[MessageDef]
+    CODEC: ClassVar[MessageCodec]
 
     def encode(self) -> bytes:
         """The message body on the wire: the tag, then 0x20 and the fields if any."""
@@ -129,6 +130,7 @@ class Schema:
         defs = self.definitions
         for e in defs.enums.values():
             members = {m.name: m.code for m in e.members}
+            # The functional Enum API is the point here: members come from the spec file.
             enum_type = enum.Enum(e.name, members, module=__name__)  # type: ignore[misc]
             enum_type.__doc__ = e.doc
             self.enums[e.name] = enum_type
@@ -218,7 +220,7 @@ def enum_type(name: str) -> type[enum.Enum]:
 def encode_message(message: Message) -> bytes:
     """Return the wire bytes of a command or response (tag, then 0x20 and fields)."""
     codec = message.CODEC
-    out = bytearray(codec.prefix)  # type: ignore[attr-defined]
+    out = bytearray(codec.prefix)
     codec.write(out, message)
     return bytes(out)
 
@@ -245,16 +247,18 @@ def decode_message(data: bytes, *, kind: str | None = None) -> Message:
     if not codec.items:
         if space >= 0:
             raise TrailingBytesError(f"{codec.type_name} takes no fields", offset=space)
-        return codec.cls.__new__(codec.cls)  # type: ignore[return-value]
-    if space < 0:
+        value = codec.read(Reader(b""))
+    elif space < 0:
         raise TrailingBytesError(f"{codec.type_name} needs fields after ' '", offset=len(data))
-    r = Reader(data, space + 1)
-    try:
-        value = codec.read(r)
-        r.finish()
-    except WireError as exc:
-        raise exc.within(codec.type_name) from None
-    return value  # type: ignore[return-value]
+    else:
+        r = Reader(data, space + 1)
+        try:
+            value = codec.read(r)
+            r.finish()
+        except WireError as exc:
+            raise exc.within(codec.type_name) from None
+    assert isinstance(value, Message)
+    return value
 
 
 def message_to_json(message: Message) -> Json:
