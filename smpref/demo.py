@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.panel import Panel
 
 from smpref.links import parse_short_link
+from smpref.model.client import LinkKeys, make_link_blob
+from smpref.model.environment import SeededRandom
 from smpref.uri import parse_server_address
 from smpref.wire import (
     KeyAlgorithm,
@@ -67,7 +69,10 @@ def run_demo(console: Console | None = None) -> None:
             queue_link=type_class("QueueLink")(
                 link_id=link.link_id,
                 sender_id=_seed("sender id")[:24],
-                enc_link_data=b"\x00" * 24 + b"(encrypted link data)",
+                enc_link_data=make_link_blob(
+                    LinkKeys(link.link_key), SeededRandom(_seed("link nonces")),
+                    type_class("LinkData")(conn_req=b"(connection request)",
+                                           user_data=b"(profile)")),
             ),
         ),
         ntf_request=None,

@@ -45,6 +45,8 @@ def layout(t: TypeRef, defs: Definitions) -> str:
         if t.name in ("List", "NonEmpty"):
             least = "1" if t.name == "NonEmpty" else "0"
             return f"count byte ({least}..255), then each: {layout(inner, defs)}"
+        if t.name == "Framed":
+            return f"2-byte length, then exactly one {layout(inner, defs)}"
         if t.name == "Sealed":
             return f"the remaining bytes: ciphertext of [{inner.name}](#{_anchor(inner.name)})"
     if t.name in defs.enums:

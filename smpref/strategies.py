@@ -17,6 +17,7 @@ from smpref.wire.codecs import (
     BytesCodec,
     Codec,
     EnumCodec,
+    FramedCodec,
     IntCodec,
     KeyCodec,
     ListCodec,
@@ -63,6 +64,8 @@ def _strategy(codec: Codec, max_bytes: int) -> st.SearchStrategy[Any]:
         return _key(codec)
     if isinstance(codec, MaybeCodec):
         return st.none() | _strategy(codec.inner, max_bytes)
+    if isinstance(codec, FramedCodec):
+        return _strategy(codec.inner, max_bytes)
     if isinstance(codec, ListCodec):
         return st.lists(
             _strategy(codec.inner, max_bytes), min_size=int(codec.non_empty), max_size=4

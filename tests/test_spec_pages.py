@@ -16,7 +16,8 @@ PAGE_PREFIXES = {
     "encoding.md": {"ENC"}, "commands.md": {"CMD"}, "queues.md": {"QUEUE"},
     "links.md": {"LINK", "SLINK"}, "addresses.md": {"URI"}, "storage.md": {"STORE"},
     "retention.md": {"RET"}, "rotation.md": {"ROT"}, "queue-encryption.md": {"QENC"},
-    "transport.md": {"TRANS"}, "divergences.md": {"DIV"},
+    "transport.md": {"TRANS"}, "divergences.md": {"DIV"}, "messaging.md": {"MSG"},
+    "authorization.md": {"AUTH"},
 }
 
 

@@ -73,10 +73,13 @@ def test_deployed_legacy_new_without_queue_request_decodes() -> None:
 @req("CMD-11", "LINK-2")
 def test_new_with_a_queue_link_lays_out_link_id_sender_id_and_large_data() -> None:
     link_id, sender_id, data = b"L" * 32, b"S" * 24, b"D" * 300
+    # encLinkData is Framed(LinkBlob): Large(count, then each part: priority, Large(sealed))
+    blob = b"\x01" + b"M" + (300).to_bytes(2, "big") + data
     body = (b"NEW " + RCV_KEY + DH_KEY + b"0S" + b"1C1" + bytes([32]) + link_id
-            + bytes([24]) + sender_id + (300).to_bytes(2, "big") + data + b"0")
+            + bytes([24]) + sender_id + len(blob).to_bytes(2, "big") + blob + b"0")
     new = decode_message(body)
-    assert new.queue_request.queue_link.enc_link_data == data
+    (part,) = new.queue_request.queue_link.enc_link_data.parts
+    assert part.sealed == data
     assert new.encode() == body
 
 

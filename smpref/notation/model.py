@@ -21,6 +21,7 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "List": ("type",),
     "NonEmpty": ("type",),
     "Sealed": ("type",),
+    "Framed": ("type",),
 }
 
 PARTIES = ("recipient", "sender", "notifier", "link_reader", "creator", "idle", "server")

@@ -277,6 +277,36 @@ class MaybeCodec(Codec):
         return None if data is None else self.inner.from_json(data)
 
 
+class FramedCodec(Codec):
+    """Framed(T): a Large (2-byte length) whose content is exactly one T."""
+
+    def __init__(self, inner: Codec) -> None:
+        self.inner = inner
+        self.type_name = f"Framed({inner.type_name})"
+
+    def read(self, r: Reader) -> Any:
+        start = r.pos
+        content = r.large()
+        inner = Reader(r.buf, start + 2, start + 2 + len(content))
+        value = self.inner.read(inner)
+        inner.finish()
+        return value
+
+    def write(self, out: bytearray, value: Any) -> None:
+        body = bytearray()
+        self.inner.write(body, value)
+        write_large(out, bytes(body))
+
+    def validate(self, value: Any) -> None:
+        self.inner.validate(value)
+
+    def to_json(self, value: Any) -> Json:
+        return self.inner.to_json(value)
+
+    def from_json(self, data: Json) -> Any:
+        return self.inner.from_json(data)
+
+
 class ListCodec(Codec):
     """List(T) / NonEmpty(T): a count byte, then the items."""
 

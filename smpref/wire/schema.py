@@ -30,6 +30,7 @@ from smpref.wire.codecs import (
     Codec,
     EnumCodec,
     FieldSpec,
+    FramedCodec,
     IntCodec,
     Json,
     KeyCodec,
@@ -180,7 +181,7 @@ class Schema:
         prim = _primitive(t.name, t.args)
         if prim is not None:
             return prim
-        if t.name in ("Maybe", "List", "NonEmpty", "Sealed"):
+        if t.name in ("Maybe", "List", "NonEmpty", "Sealed", "Framed"):
             inner_ref = t.args[0]
             assert isinstance(inner_ref, TypeRef)
             inner = self.codec_for(inner_ref)
@@ -188,6 +189,8 @@ class Schema:
                 return MaybeCodec(inner)
             if t.name == "Sealed":
                 return SealedCodec(inner)
+            if t.name == "Framed":
+                return FramedCodec(inner)
             return ListCodec(inner, non_empty=t.name == "NonEmpty")
         if t.name not in self.codecs:
             raise NotationError(f"unknown type {t.name}")

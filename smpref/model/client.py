@@ -1,0 +1,207 @@
+"""The client side of the model, without I/O: what a queue owner and a sender compute.
+
+It builds correctly authorized transmissions (TRANS-6), creates and reads link data (LINK-1 to
+LINK-4, LINK-9, LINK-10), opens delivered messages and runs the ratchet mirror (QENC-5,
+QENC-8). The state machines use it, and so will the conformance runner and the TLS client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from smpref.crypto import auth
+from smpref.crypto.link_crypto import link_data_key, open_link_response, open_part, seal_part
+from smpref.crypto.primitives import (
+    CryptoError,
+    box_key,
+    ed25519_public,
+    secretbox_open,
+    sha256,
+    x25519_public,
+)
+from smpref.crypto.ratchet import ClientRatchet, Received
+from smpref.errors import BlockError, WireError
+from smpref.model.environment import Random
+from smpref.wire.keys import KeyAlgorithm, PublicKey
+from smpref.wire.primitives import Reader
+from smpref.wire.schema import Message, decode_message, enum_type, type_class
+from smpref.wire.transmission import Transmission, unpad
+
+LinkBlob: Any = type_class("LinkBlob")
+LinkPart: Any = type_class("LinkPart")
+LinkData: Any = type_class("LinkData")
+OptionalLinkData: Any = type_class("OptionalLinkData")
+QueueLink: Any = type_class("QueueLink")
+RcvMessage: Any = type_class("RcvMessage")
+LinkPartPriority: Any = enum_type("LinkPartPriority")
+
+
+@dataclass(frozen=True, slots=True)
+class AuthKeyPair:
+    """A key that authorizes commands: Ed25519 (signatures) or X25519 (authenticators)."""
+
+    algorithm: KeyAlgorithm
+    secret: bytes
+
+    @classmethod
+    def ed25519(cls, random: Random) -> AuthKeyPair:
+        return cls(KeyAlgorithm.ED25519, random(32))
+
+    @classmethod
+    def x25519(cls, random: Random) -> AuthKeyPair:
+        return cls(KeyAlgorithm.X25519, random(32))
+
+    @property
+    def public(self) -> PublicKey:
+        if self.algorithm is KeyAlgorithm.ED25519:
+            return PublicKey(self.algorithm, ed25519_public(self.secret))
+        return PublicKey(self.algorithm, x25519_public(self.secret))
+
+    def authorize(self, authorized: bytes, corr_id: bytes, server_session_public: bytes) -> bytes:
+        if self.algorithm is KeyAlgorithm.ED25519:
+            return auth.sign(self.secret, authorized)
+        return auth.authenticator(self.secret, server_session_public, corr_id, authorized)
+
+
+@dataclass(frozen=True, slots=True)
+class DhKeyPair:
+    """An X25519 key pair (rcvDhKey: also the queue encryption key, QENC-1)."""
+
+    secret: bytes
+
+    @classmethod
+    def generate(cls, random: Random) -> DhKeyPair:
+        return cls(random(32))
+
+    @property
+    def public(self) -> PublicKey:
+        return PublicKey(KeyAlgorithm.X25519, x25519_public(self.secret))
+
+
+@dataclass(frozen=True, slots=True)
+class LinkKeys:
+    """Seed 004's (k, pk): ``pk`` goes in the link; ``k`` is LGET's entity (LINK-1, LINK-2)."""
+
+    pk: bytes
+
+    @classmethod
+    def generate(cls, random: Random) -> LinkKeys:
+        return cls(random(32))
+
+    @property
+    def k(self) -> bytes:
+        return x25519_public(self.pk)
+
+    @property
+    def link_id(self) -> bytes:
+        return sha256(self.k)
+
+
+def make_link_blob(link: LinkKeys, random: Random, link_data: Any,
+                   optional: list[Any] | None = None) -> Any:
+    """Encrypt a LinkData (mandatory part) and OptionalLinkData parts into a LinkBlob."""
+    sb_key = link_data_key(link.pk)
+    parts = [LinkPart(priority=LinkPartPriority.Mandatory,
+                      sealed=seal_part(sb_key, random(24), link_data.encode()))]
+    for extra in optional or []:
+        parts.append(LinkPart(priority=LinkPartPriority.Optional,
+                              sealed=seal_part(sb_key, random(24), extra.encode())))
+    return LinkBlob(parts=tuple(parts))
+
+
+def _decode(codec_owner: Any, data: bytes) -> Any:
+    r = Reader(data)
+    value = codec_owner.CODEC.read(r)
+    r.finish()
+    return value
+
+
+def read_link_blob(link: LinkKeys, blob: Any) -> tuple[Any, list[Any]]:
+    """Decrypt a LinkBlob: (LinkData, [OptionalLinkData]). Raises CryptoError (LINK-4)."""
+    sb_key = link_data_key(link.pk)
+    mandatory, optional = None, []
+    for part in blob.parts:
+        plaintext = open_part(sb_key, part.sealed)
+        try:
+            if part.priority is LinkPartPriority.Mandatory:
+                mandatory = _decode(LinkData, plaintext)
+            else:
+                optional.append(_decode(OptionalLinkData, plaintext))
+        except WireError as exc:
+            raise CryptoError(f"link part does not decode: {exc}") from None
+    if mandatory is None:
+        raise CryptoError("the link data has no mandatory part")
+    return mandatory, optional
+
+
+@dataclass
+class ClientSession:
+    """A client's view of one connection: its session ID and the server's session key."""
+
+    session_id: bytes
+    server_session_public: bytes
+    random: Random
+    _corr: int = field(default=0, repr=False)
+
+    def next_corr_id(self) -> bytes:
+        return self.random(24)
+
+    def transmission(self, message: Message, entity_id: bytes = b"",
+                     key: AuthKeyPair | None = None, corr_id: bytes | None = None
+                     ) -> tuple[bytes, bytes]:
+        """(corrId, encoded transmission), authorized with ``key`` if given (TRANS-6)."""
+        corr = self.next_corr_id() if corr_id is None else corr_id
+        body = message.encode()
+        authorization = b""
+        if key is not None:
+            unsigned = Transmission(b"", corr, entity_id, body)
+            authorization = key.authorize(unsigned.authorized_bytes(self.session_id), corr,
+                                          self.server_session_public)
+        return corr, Transmission(authorization, corr, entity_id, body).encode()
+
+    def open_link(self, link: LinkKeys, corr_id: bytes, sealed: bytes) -> Any:
+        """Open a LINK response and check its link ID (LINK-9, LINK-10)."""
+        plaintext = open_link_response(link.pk, self.server_session_public, corr_id, sealed)
+        try:
+            queue_link = _decode(QueueLink, plaintext)
+        except WireError as exc:
+            raise CryptoError(f"LINK plaintext does not decode: {exc}") from None
+        if queue_link.link_id != link.link_id:
+            raise CryptoError("LINK carries another link's ID")
+        return queue_link
+
+
+@dataclass
+class OwnedQueue:
+    """What a queue's owner keeps: keys, IDs and the ratchet mirror."""
+
+    auth_key: AuthKeyPair
+    dh_key: DhKeyPair
+    recipient_id: bytes = b""
+    sender_id: bytes = b""
+    rcv_dh_secret: bytes = b""
+    mirror: ClientRatchet | None = None
+
+    def created(self, ids: Any) -> None:
+        """Take the IDS response."""
+        self.recipient_id = ids.rcv_id
+        self.sender_id = ids.snd_id
+        self.rcv_dh_secret = box_key(ids.rcv_public_dh_key.raw, self.dh_key.secret)
+        self.mirror = ClientRatchet(self.dh_key.secret)
+
+    def open_message(self, msg: Any) -> tuple[Any, Received]:
+        """Open MSG: unseal the body (nonce = msgId), decode it, run the mirror (QENC-7)."""
+        assert self.mirror is not None, "created() first"
+        padded = secretbox_open(self.rcv_dh_secret, msg.msg_id, msg.enc_body)
+        try:
+            body = _decode(RcvMessage, unpad(padded))
+        except (WireError, BlockError) as exc:
+            raise CryptoError(f"MSG body does not decode: {exc}") from None
+        return body, self.mirror.receive(body.record.encode())
+
+
+def decode_response(data: bytes) -> tuple[Transmission, Message]:
+    """Decode a server transmission and its response."""
+    tx = Transmission.decode(data)
+    return tx, decode_message(tx.command, kind="response")

@@ -1,0 +1,79 @@
+"""The model's stored state: queue records and the records in a queue. Frozen values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from smpref.crypto.ratchet import RatchetState
+from smpref.wire.keys import PublicKey
+
+
+@dataclass(frozen=True, slots=True)
+class Notifier:
+    """A queue's notifier credentials (CMD-12)."""
+
+    notifier_id: bytes
+    key: PublicKey
+    dh_secret: bytes  # X25519(rcvNtfDhKey, server's notifier key): seals NMSG metadata
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A queue's link (LINK-2): its ID and its blob, a ``LinkBlob`` value.
+
+    ``drop_on_send``: the queue was secured by LGET with a key, so the blob goes at the first
+    SEND (LINK-11).
+    """
+
+    link_id: bytes
+    blob: Any
+    blob_size: int
+    drop_on_send: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRecord:
+    """One queue (QUEUE-1)."""
+
+    recipient_id: bytes
+    recipient_key: PublicKey
+    rcv_dh_secret: bytes  # X25519(rcvDhKey, server's queue key): seals MSG bodies (QENC-7)
+    owner_key: bytes  # rcvDhKey's raw X25519 public key: the queue encryption key (QENC-1)
+    server_dh_public: bytes  # returned in IDS
+    sender_id: bytes
+    mode: Any  # a ConnectionMode member
+    ratchet: RatchetState
+    updated_at: int  # UTC day number (QUEUE-5)
+    sender_key: PublicKey | None = None
+    link: Link | None = None
+    notifier: Notifier | None = None
+    suspended: bool = False
+    can_write: bool = True  # False from ERR QUOTA until the queue is empty (MSG-6)
+
+    @property
+    def secured(self) -> bool:
+        return self.sender_key is not None
+
+    def ids(self) -> dict[str, bytes]:
+        """The queue's IDs by role."""
+        ids = {"recipient": self.recipient_id, "sender": self.sender_id}
+        if self.notifier is not None:
+            ids["notifier"] = self.notifier.notifier_id
+        if self.link is not None:
+            ids["link"] = self.link.link_id
+        return ids
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecord:
+    """A record in a queue: a ratchet record and what the server knows about it.
+
+    ``data`` is the encoded ``RatchetRecord``: ciphertext, never the message (STORE-3).
+    """
+
+    msg_id: bytes
+    timestamp: int
+    notification: bool
+    kind: Any  # a RecordKind member
+    data: bytes

@@ -1,0 +1,121 @@
+"""The storage interface of the model, and its in-memory implementation.
+
+The model reads and writes queues only through :class:`QueueStore`. Everything it stores is a
+frozen value, so a store can keep them as they are (memory) or serialise them (journal store).
+One ID space covers every role (QUEUE-4): ``find`` answers for recipient, sender, notifier and
+link IDs alike.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+
+from smpref.model.records import QueueRecord, StoredRecord
+
+
+class QueueStore(ABC):
+    """Queues, the index of their IDs, and the records in each queue."""
+
+    @abstractmethod
+    def get(self, recipient_id: bytes) -> QueueRecord | None:
+        """The queue with this recipient ID, or None."""
+
+    @abstractmethod
+    def find(self, role: str, entity_id: bytes) -> QueueRecord | None:
+        """The queue whose ``role`` ID ("recipient", "sender", "notifier", "link") is this."""
+
+    @abstractmethod
+    def id_taken(self, entity_id: bytes) -> bool:
+        """Whether any queue uses this ID in any role."""
+
+    @abstractmethod
+    def put(self, queue: QueueRecord) -> None:
+        """Create or replace a queue; its ID index follows the record's IDs."""
+
+    @abstractmethod
+    def delete(self, recipient_id: bytes) -> None:
+        """Remove a queue, its IDs and its records."""
+
+    @abstractmethod
+    def append(self, recipient_id: bytes, record: StoredRecord) -> None:
+        """Add a record at the end of a queue."""
+
+    @abstractmethod
+    def records(self, recipient_id: bytes) -> tuple[StoredRecord, ...]:
+        """The records of a queue, oldest first."""
+
+    @abstractmethod
+    def remove(self, recipient_id: bytes, msg_id: bytes) -> bool:
+        """Remove one record by message ID; whether it was there."""
+
+    @abstractmethod
+    def queue_ids(self) -> Iterator[bytes]:
+        """Every recipient ID (for sweeps)."""
+
+    @abstractmethod
+    def blob_bytes(self) -> int:
+        """The total size of all stored link blobs (QUEUE-9)."""
+
+
+class MemoryStore(QueueStore):
+    """Everything in dictionaries."""
+
+    def __init__(self) -> None:
+        self._queues: dict[bytes, QueueRecord] = {}
+        self._ids: dict[bytes, tuple[str, bytes]] = {}
+        self._records: dict[bytes, list[StoredRecord]] = {}
+        self._blob_bytes = 0
+
+    def get(self, recipient_id: bytes) -> QueueRecord | None:
+        return self._queues.get(recipient_id)
+
+    def find(self, role: str, entity_id: bytes) -> QueueRecord | None:
+        entry = self._ids.get(entity_id)
+        if entry is None or entry[0] != role:
+            return None
+        return self._queues.get(entry[1])
+
+    def id_taken(self, entity_id: bytes) -> bool:
+        return entity_id in self._ids
+
+    def put(self, queue: QueueRecord) -> None:
+        old = self._queues.get(queue.recipient_id)
+        if old is not None:
+            self._unindex(old)
+        for role, entity_id in queue.ids().items():
+            self._ids[entity_id] = (role, queue.recipient_id)
+        self._queues[queue.recipient_id] = queue
+        self._records.setdefault(queue.recipient_id, [])
+        self._blob_bytes += (queue.link.blob_size if queue.link else 0)
+
+    def _unindex(self, queue: QueueRecord) -> None:
+        for entity_id in queue.ids().values():
+            self._ids.pop(entity_id, None)
+        self._blob_bytes -= queue.link.blob_size if queue.link else 0
+
+    def delete(self, recipient_id: bytes) -> None:
+        queue = self._queues.pop(recipient_id, None)
+        if queue is not None:
+            self._unindex(queue)
+        self._records.pop(recipient_id, None)
+
+    def append(self, recipient_id: bytes, record: StoredRecord) -> None:
+        self._records[recipient_id].append(record)
+
+    def records(self, recipient_id: bytes) -> tuple[StoredRecord, ...]:
+        return tuple(self._records.get(recipient_id, ()))
+
+    def remove(self, recipient_id: bytes, msg_id: bytes) -> bool:
+        records = self._records.get(recipient_id, [])
+        for i, record in enumerate(records):
+            if record.msg_id == msg_id:
+                del records[i]
+                return True
+        return False
+
+    def queue_ids(self) -> Iterator[bytes]:
+        return iter(list(self._queues))
+
+    def blob_bytes(self) -> int:
+        return self._blob_bytes
