@@ -163,10 +163,12 @@ class ClientRatchet:
 
     * ``seq < next``: a replay or a reorder: rejected (``replay``); the key is gone.
     * ``seq == next``: decrypted and the state advances.
-    * ``seq > next``, a Message: the messages in between were lost (the server expires only
-      Message records, QENC-9); the mirror steps over them, at most MAX_SKIP, without keeping
-      their keys, and accepts the record with verdict ``acceptable`` if it decrypts.
-    * ``seq > next``, an Initial or Update: a key record was lost: ``missing-key-record``.
+    * ``seq > next``, a Message or an Update: the records in between were lost messages (the
+      server expires only Message records, QENC-9); the mirror steps over them, at most
+      MAX_SKIP, without keeping their keys, and accepts the record with verdict
+      ``acceptable`` if it decrypts or opens.
+    * an Initial record other than the first (seq 0, first record): ``missing-key-record`` or
+      ``replay``.
     * a Quota marker is accepted when ``seq >= next`` and changes nothing.
     * a record that does not decrypt (tampered payload, sequence number or kind): ``tampered``.
 
@@ -195,14 +197,25 @@ class ClientRatchet:
             return self._initial(record)
         if self.key is None:
             raise RatchetError("not-initialised", "no Initial record was received")
+        skipped = seq - self.next_seq
+        if skipped > MAX_SKIP:
+            raise RatchetError("gap-too-large", f"{skipped} lost records, at most {MAX_SKIP}")
+        key = self.key
+        for _ in range(skipped):  # lost Message records: step over, keep none of their keys
+            key = _steps(key)[1]
+        verdict = Verdict.GAP if skipped else Verdict.VALID
         if kind is RecordKind.Update:
-            if seq != self.next_seq:
-                raise RatchetError("missing-key-record", f"update {seq}, expected {self.next_seq}")
             randomness = self._open_secret(record)
-            self.key = _updated(self.key, randomness)
-            self.next_seq = seq + 1
-            return Received(kind, seq, None, Verdict.VALID)
-        return self._message(record)
+            self.key, self.next_seq = _updated(key, randomness), seq + 1
+            return Received(kind, seq, None, verdict, skipped)
+        message_key, next_key = _steps(key)
+        try:
+            body = aead_decrypt(message_key, NONCE, record_aad(record.kind, record.seq),
+                                record.payload)
+        except CryptoError:
+            raise RatchetError("tampered", f"message {record.seq} does not decrypt") from None
+        self.key, self.next_seq = next_key, seq + 1
+        return Received(kind, seq, body, verdict, skipped)
 
     def _initial(self, record: Any) -> Received:
         if record.seq != 0 or self.next_seq != 0:
@@ -225,20 +238,3 @@ class ClientRatchet:
                                            f"the record's {record.seq}")
         return bytes(secret.secret)
 
-    def _message(self, record: Any) -> Received:
-        assert self.key is not None
-        skipped = record.seq - self.next_seq
-        if skipped > MAX_SKIP:
-            raise RatchetError("gap-too-large", f"{skipped} lost records, at most {MAX_SKIP}")
-        key = self.key
-        for _ in range(skipped):
-            key = _steps(key)[1]
-        message_key, next_key = _steps(key)
-        try:
-            body = aead_decrypt(message_key, NONCE, record_aad(record.kind, record.seq),
-                                record.payload)
-        except CryptoError:
-            raise RatchetError("tampered", f"message {record.seq} does not decrypt") from None
-        self.key, self.next_seq = next_key, record.seq + 1
-        verdict = Verdict.GAP if skipped else Verdict.VALID
-        return Received(record.kind, record.seq, body, verdict, skipped)

@@ -182,6 +182,8 @@ class OwnedQueue:
     sender_id: bytes = b""
     rcv_dh_secret: bytes = b""
     mirror: ClientRatchet | None = None
+    #: the last delivered message and what it opened to: a repeated SUB delivers it again
+    last_delivery: tuple[bytes, Any, Received] | None = None
 
     def created(self, ids: Any) -> None:
         """Take the IDS response."""
@@ -190,15 +192,23 @@ class OwnedQueue:
         self.rcv_dh_secret = box_key(ids.rcv_public_dh_key.raw, self.dh_key.secret)
         self.mirror = ClientRatchet(self.dh_key.secret)
 
-    def open_message(self, msg: Any) -> tuple[Any, Received]:
-        """Open MSG: unseal the body (nonce = msgId), decode it, run the mirror (QENC-7)."""
+    def open_message(self, msg: Any) -> tuple[Any, Received, bool]:
+        """Open MSG: unseal the body (nonce = msgId), decode it, run the mirror (QENC-7).
+
+        Returns (RcvMessage, what the mirror accepted, whether this is a re-delivery of the
+        message in flight, which is not passed to the mirror again: MSG-2).
+        """
         assert self.mirror is not None, "created() first"
+        if self.last_delivery is not None and self.last_delivery[0] == msg.msg_id:
+            return self.last_delivery[1], self.last_delivery[2], True
         padded = secretbox_open(self.rcv_dh_secret, msg.msg_id, msg.enc_body)
         try:
             body = _decode(RcvMessage, unpad(padded))
         except (WireError, BlockError) as exc:
             raise CryptoError(f"MSG body does not decode: {exc}") from None
-        return body, self.mirror.receive(body.record.encode())
+        received = self.mirror.receive(body.record.encode())
+        self.last_delivery = (msg.msg_id, body, received)
+        return body, received, False
 
 
 def decode_response(data: bytes) -> tuple[Transmission, Message]:

@@ -1,0 +1,449 @@
+"""The model, rule by rule: each test drives the server over the wire and cites its IDs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from reqs import req
+
+from smpref.crypto import primitives
+from smpref.crypto.primitives import CryptoError, secretbox_open
+from smpref.model import DAY, ServerConfig
+from smpref.model.client import (
+    AuthKeyPair,
+    DhKeyPair,
+    LinkKeys,
+    OwnedQueue,
+    make_link_blob,
+    read_link_blob,
+)
+from smpref.model.loopback import Connection, Loopback, Reply
+from smpref.model.machine import error_of
+from smpref.wire import enum_type, message_class, type_class
+from smpref.wire.transmission import Transmission, unpad
+
+Mode = enum_type("ConnectionMode")
+SubMode = enum_type("SubscriptionMode")
+Priority = enum_type("LinkPartPriority")
+PartKind = enum_type("OptionalPartKind")
+RecordKind = enum_type("RecordKind")
+LinkData = type_class("LinkData")
+Optional = type_class("OptionalLinkData")
+LinkBlob = type_class("LinkBlob")
+LinkPart = type_class("LinkPart")
+
+
+def M(tag: str, **fields: Any) -> Any:  # noqa: N802
+    return message_class(tag)(**fields)
+
+
+@dataclass
+class Q:
+    owner: OwnedQueue
+    conn: Connection
+    link: LinkKeys | None
+    replies: list[Reply]
+
+    @property
+    def rid(self) -> bytes:
+        return self.owner.recipient_id
+
+    def cmd(self, message: Any, conn: Connection | None = None) -> list[Reply]:
+        return (conn or self.conn).send(message, self.rid, self.owner.auth_key)
+
+
+def data(n: int = 0) -> tuple[Any, list[Any]]:
+    return LinkData(conn_req=b"request %d" % n, user_data=b"user"), []
+
+
+def create(lb: Loopback, conn: Connection, *, mode: Any = None, link: bool = False,
+           optional: int = 0, subscribe: bool = False, ntf: Any = None,
+           auth: AuthKeyPair | None = None, link_keys: LinkKeys | None = None,
+           blob: Any = None, sender_id: bytes | None = None) -> Q:
+    rnd = lb.client_random
+    owner = OwnedQueue(auth or AuthKeyPair.ed25519(rnd), DhKeyPair.generate(rnd))
+    keys = link_keys or (LinkKeys.generate(rnd) if link else None)
+    queue_link = None
+    if keys is not None:
+        payload = (LinkData(conn_req=b"req", user_data=b"u"),
+                   [Optional(kind=PartKind.Profile, data=b"p" * 100) for _ in range(optional)])
+        queue_link = type_class("QueueLink")(
+            link_id=keys.link_id, sender_id=sender_id or rnd(24),
+            enc_link_data=blob or make_link_blob(keys, rnd, *payload))
+    new = M("NEW", rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
+            basic_auth=None, sub_mode=SubMode.Subscribe if subscribe else SubMode.OnlyCreate,
+            queue_request=type_class("QueueRequest")(conn_mode=mode or Mode.Invitation,
+                                                     queue_link=queue_link),
+            ntf_request=ntf)
+    replies = conn.send(new, key=owner.auth_key)
+    if replies[0].tag == "IDS":
+        owner.created(replies[0].message)
+    return Q(owner, conn, keys, replies)
+
+
+def send(conn: Connection, q: Q, body: bytes = b"hi", key: AuthKeyPair | None = None,
+         notify: bool = False) -> list[Reply]:
+    return conn.send(M("SEND", flags=type_class("MsgFlags")(notification=notify), body=body),
+                     q.owner.sender_id, key)
+
+
+def drain(q: Q, conn: Connection | None = None) -> list[bytes]:
+    """GET and ACK everything; return the decrypted message bodies."""
+    conn = conn or q.conn
+    bodies = []
+    for _ in range(50):
+        replies = q.cmd(M("GET"), conn)
+        if replies[0].tag != "MSG":
+            break
+        _, received, _ = q.owner.open_message(replies[0].message)
+        if received.body is not None:
+            bodies.append(received.body)
+        assert q.cmd(M("ACK", msg_id=replies[0].message.msg_id), conn)[0].tag == "OK"
+        q.owner.last_delivery = None
+    return bodies
+
+
+@pytest.fixture
+def lb() -> Loopback:
+    return Loopback(seed=3)
+
+
+# --- creation (QUEUE) ------------------------------------------------------------------------
+
+
+@req("QUEUE-10", "CMD-30", "QENC-1")
+def test_new_answers_ids_and_subscribes_with_the_initial_record(lb: Loopback) -> None:
+    conn = lb.connect()
+    q = create(lb, conn, mode=Mode.Contact, link=True, subscribe=True)
+    ids, msg = q.replies
+    assert ids.tag == "IDS" and ids.transmission.entity_id == b""
+    assert ids.message.queue_mode is Mode.Contact and ids.message.link_id == q.link.link_id
+    assert len(ids.message.rcv_id) == 24
+    _, received, _ = q.owner.open_message(msg.message)
+    assert received.kind is RecordKind.Initial
+
+
+@req("QUEUE-10", "CMD-12", "MSG-7")
+def test_notifier_request_and_nmsg(lb: Loopback) -> None:
+    conn, notifier_conn, sender = lb.connect(), lb.connect(), lb.connect()
+    ntf_key, ntf_dh = AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random)
+    notifier_id = lb.client_random(24)
+    request = type_class("NtfRequest")(notifier_id=notifier_id, ntf_auth_key=ntf_key.public,
+                                       rcv_ntf_dh_key=ntf_dh.public)
+    q = create(lb, conn, ntf=request)
+    creds = q.replies[0].message.server_ntf_creds
+    assert creds.notifier_id == notifier_id
+    assert notifier_conn.send(M("NSUB"), notifier_id, ntf_key)[0].tag == "OK"
+    assert send(sender, q, notify=True)[0].tag == "OK"
+    (nmsg,) = notifier_conn.inbox
+    secret = primitives.box_key(creds.srv_ntf_dh_key.raw, ntf_dh.secret)
+    meta = unpad(secretbox_open(secret, nmsg.message.nonce, nmsg.message.enc_metadata))
+    assert meta[0] == 24 and len(meta) == 1 + 24 + 8
+    assert q.cmd(M("NDEL"))[0].tag == "OK"
+    assert error_of(notifier_conn.send(M("NSUB"), notifier_id, ntf_key)[0]) == "AUTH"
+
+
+@req("QUEUE-10", "QUEUE-3")
+def test_new_rejections(lb: Loopback) -> None:
+    conn = lb.connect()
+    keys = LinkKeys.generate(lb.client_random)
+    first = create(lb, conn, link_keys=keys)
+    assert first.replies[0].tag == "IDS"
+    assert error_of(create(lb, conn, link_keys=keys).replies[0]) == "AUTH"  # link ID taken
+    short = create(lb, conn, link=True, sender_id=b"x" * 5)
+    assert error_of(short.replies[0]) == "CMD SYNTAX"
+    guarded = Loopback(seed=4, config=ServerConfig(basic_auth=b"pw"))
+    assert error_of(create(guarded, guarded.connect()).replies[0]) == "AUTH"
+    # a NEW signed with another key than rcvAuthKey
+    owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
+    new = M("NEW", rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
+            basic_auth=None, sub_mode=SubMode.OnlyCreate, queue_request=None, ntf_request=None)
+    assert error_of(conn.send(new, key=AuthKeyPair.ed25519(lb.client_random))[0]) == "AUTH"
+    assert conn.send(new, key=owner.auth_key)[0].message.queue_mode is Mode.Contact  # DIV-5
+
+
+@req("QUEUE-6", "QUEUE-8")
+def test_blob_structure_and_size(lb: Loopback) -> None:
+    conn = lb.connect()
+    keys = LinkKeys.generate(lb.client_random)
+    part = LinkPart(priority=Priority.Optional, sealed=b"x" * 60)
+    mand = LinkPart(priority=Priority.Mandatory, sealed=b"x" * 60)
+    for parts in ((part, mand), (mand, mand)):
+        q = create(lb, conn, link_keys=keys, blob=LinkBlob(parts=parts))
+        assert error_of(q.replies[0]) == "CMD SYNTAX"
+    big = LinkBlob(parts=(LinkPart(priority=Priority.Mandatory, sealed=b"x" * 8200),))
+    assert error_of(create(lb, conn, link_keys=keys, blob=big).replies[0]) == "LARGE_MSG"
+    fits = create(lb, conn, link_keys=keys, mode=Mode.Contact, blob=big)
+    assert fits.replies[0].tag == "IDS"  # contact queues take up to 15360 bytes
+
+
+@req("QUEUE-9", "QUEUE-7")
+def test_pressure_drops_optional_parts_of_least_recently_updated_queues() -> None:
+    # Each blob: three parts of 299 bytes (24 nonce + 16 tag + 256 padded, 3 framing) + 1.
+    lb = Loopback(seed=5, config=ServerConfig(blob_bytes_high_water=1500,
+                                              blob_bytes_low_water=1300))
+    conn, reader = lb.connect(), lb.connect()
+    old = create(lb, conn, mode=Mode.Contact, link=True, optional=2)
+    assert lb.store.blob_bytes() == 898
+    lb.clock.advance(2 * DAY)
+    newer = create(lb, conn, mode=Mode.Contact, link=True, optional=2)
+    for q, expect_optional in ((old, 0), (newer, 2)):
+        corr, replies = reader.request(M("LGET", sender_key=None), q.link.k)
+        queue_link = reader.client.open_link(q.link, corr, replies[0].message.sealed)
+        mandatory, optional = read_link_blob(q.link, queue_link.enc_link_data)
+        assert mandatory.conn_req == b"req"
+        assert len(optional) == expect_optional
+    assert lb.store.blob_bytes() == 898 + 300  # the old queue kept only its mandatory part
+
+
+# --- securing and links ----------------------------------------------------------------------
+
+
+@req("QUEUE-11", "CMD-13", "CMD-14")
+def test_key_and_skey(lb: Loopback) -> None:
+    conn, sender = lb.connect(), lb.connect()
+    q = create(lb, conn)
+    key, other = AuthKeyPair.ed25519(lb.client_random), AuthKeyPair.ed25519(lb.client_random)
+    assert q.cmd(M("KEY", sender_key=key.public))[0].tag == "OK"
+    assert q.cmd(M("KEY", sender_key=key.public))[0].tag == "OK"
+    assert error_of(q.cmd(M("KEY", sender_key=other.public))[0]) == "AUTH"
+    assert sender.send(M("SKEY", sender_key=key.public), q.owner.sender_id, key)[0].tag == "OK"
+    assert error_of(sender.send(M("SKEY", sender_key=other.public), q.owner.sender_id,
+                                other)[0]) == "AUTH"
+    contact = create(lb, conn, mode=Mode.Contact)
+    assert error_of(sender.send(M("SKEY", sender_key=key.public), contact.owner.sender_id,
+                                key)[0]) == "AUTH"
+    # signed by another key than the one it carries
+    fresh = create(lb, conn)
+    assert error_of(sender.send(M("SKEY", sender_key=key.public), fresh.owner.sender_id,
+                                other)[0]) == "AUTH"
+
+
+@req("LINK-6", "LINK-7", "LINK-9", "LINK-10", "LINK-11")
+def test_lget_reads_and_secures(lb: Loopback) -> None:
+    conn, reader, other = lb.connect(), lb.connect(), lb.connect()
+    q = create(lb, conn, link=True)
+    corr, replies = reader.request(M("LGET", sender_key=None), q.link.k)
+    assert replies[0].transmission.entity_id == q.link.k
+    queue_link = reader.client.open_link(q.link, corr, replies[0].message.sealed)
+    assert queue_link.sender_id == q.owner.sender_id
+    with pytest.raises(CryptoError):  # LINK-9: sealed for this session's key only
+        other.client.open_link(q.link, corr, replies[0].message.sealed)
+    with pytest.raises(CryptoError):  # LINK-10: another link's keys
+        reader.client.open_link(LinkKeys.generate(lb.client_random), corr,
+                                replies[0].message.sealed)
+    assert error_of(reader.send(M("LGET", sender_key=None), lb.client_random(32))[0]) == "AUTH"
+    assert error_of(reader.send(M("LGET", sender_key=None), q.link.link_id[:31])[0]) == "AUTH"
+    key = AuthKeyPair.ed25519(lb.client_random)
+    for _ in range(2):  # LINK-11: repeatable with the same key until the first SEND
+        assert reader.send(M("LGET", sender_key=key.public), q.link.k, key)[0].tag == "LINK"
+    other_key = AuthKeyPair.ed25519(lb.client_random)
+    assert error_of(reader.send(M("LGET", sender_key=other_key.public), q.link.k,
+                                other_key)[0]) == "AUTH"
+    assert error_of(send(reader, q)[0]) == "AUTH"  # secured: unsigned SEND refused
+    assert send(reader, q, key=key)[0].tag == "OK"
+    assert error_of(reader.send(M("LGET", sender_key=key.public), q.link.k, key)[0]) == "AUTH"
+
+
+@req("LINK-7", "LINK-11", "LINK-5")
+def test_link_rules_by_queue_type(lb: Loopback) -> None:
+    conn, reader = lb.connect(), lb.connect()
+    contact = create(lb, conn, mode=Mode.Contact, link=True)
+    key = AuthKeyPair.ed25519(lb.client_random)
+    assert error_of(reader.send(M("LGET", sender_key=key.public), contact.link.k,
+                                key)[0]) == "AUTH"
+    blob = make_link_blob(contact.link, lb.client_random, *data(2))
+    assert contact.cmd(M("LSET", enc_link_data=blob))[0].tag == "OK"
+    corr, replies = reader.request(M("LGET", sender_key=None), contact.link.k)
+    link = reader.client.open_link(contact.link, corr, replies[0].message.sealed)
+    assert read_link_blob(contact.link, link.enc_link_data)[0].conn_req == b"request 2"
+    invitation = create(lb, conn, link=True)
+    assert invitation.cmd(M("KEY", sender_key=key.public))[0].tag == "OK"  # drops the link
+    assert error_of(reader.send(M("LGET", sender_key=None), invitation.link.k)[0]) == "AUTH"
+    assert error_of(invitation.cmd(M("LSET", enc_link_data=blob))[0]) == "AUTH"
+    plain = create(lb, conn)
+    assert error_of(plain.cmd(M("LSET", enc_link_data=blob))[0]) == "CMD PROHIBITED"
+
+
+# --- messaging -------------------------------------------------------------------------------
+
+
+@req("MSG-1", "MSG-5", "MSG-2", "QENC-5", "QENC-7")
+def test_send_rules_and_delivery(lb: Loopback) -> None:
+    conn, sender = lb.connect(), lb.connect()
+    q = create(lb, conn, subscribe=True)
+    q.owner.open_message(q.replies[1].message)
+    assert send(sender, q, b"one")[0].tag == "OK"
+    assert not conn.inbox  # one record in flight per subscription: the Initial record
+    assert q.cmd(M("ACK", msg_id=b""))[0].tag == "MSG"
+    assert send(sender, q, b"two")[0].tag == "OK"
+    assert q.cmd(M("ACK", msg_id=b""))[0].tag == "MSG"  # "one"; "two" waits for this ACK
+    assert q.cmd(M("ACK", msg_id=b""))[0].tag == "OK"
+    assert send(sender, q, b"three")[0].tag == "OK"
+    (pushed,) = conn.inbox  # pushed at once to the idle subscriber
+    assert q.owner.open_message(pushed.message)[1].body == b"three"
+    key = AuthKeyPair.ed25519(lb.client_random)
+    assert error_of(send(sender, q, key=key)[0]) == "AUTH"  # signed, but not secured
+    q.cmd(M("KEY", sender_key=key.public))
+    assert error_of(send(sender, q)[0]) == "AUTH"
+    assert error_of(send(sender, q, b"x" * 16049, key=key)[0]) == "LARGE_MSG"
+    assert send(sender, q, b"x" * 16048, key=key)[0].tag == "OK"
+
+
+@req("MSG-6")
+def test_quota_is_sticky_until_the_queue_is_empty() -> None:
+    lb = Loopback(seed=6, config=ServerConfig(quota=2))
+    conn, sender = lb.connect(), lb.connect()
+    q = create(lb, conn)
+    assert [send(sender, q, b"%d" % i)[0].tag for i in range(2)] == ["OK", "OK"]
+    assert [error_of(send(sender, q)[0]) for _ in range(2)] == ["QUOTA", "QUOTA"]
+    kinds = [r.kind for r in lb.store.records(q.rid)]
+    assert kinds.count(RecordKind.Quota) == 1  # one marker
+    assert drain(q) == [b"0", b"1"]
+    assert send(sender, q, b"again")[0].tag == "OK"
+
+
+@req("MSG-2", "MSG-3", "MSG-4", "CMD-33")
+def test_subscriptions(lb: Loopback) -> None:
+    a, b = lb.connect(), lb.connect()
+    q = create(lb, a, subscribe=True)
+    first = q.replies[1].message.msg_id
+    replies = q.cmd(M("SUB"))
+    assert [r.tag for r in replies] == ["OK", "MSG"]
+    assert replies[1].message.msg_id == first  # repeated SUB: the record in flight again
+    assert [r.tag for r in q.cmd(M("SUB"), b)] == ["OK", "MSG"]
+    assert [r.tag for r in a.inbox] == ["END"]
+    assert error_of(q.cmd(M("GET"), b)[0]) == "CMD PROHIBITED"
+    assert q.cmd(M("GET"), a)[0].tag == "MSG"
+    assert error_of(q.cmd(M("SUB"), a)[0]) == "CMD PROHIBITED"
+    assert error_of(q.cmd(M("ACK", msg_id=b"\x01" * 24), b)[0]) == "NO_MSG"
+    assert q.cmd(M("ACK", msg_id=b""), b)[0].tag == "OK"
+    assert error_of(q.cmd(M("ACK", msg_id=b""), b)[0]) == "NO_MSG"
+
+
+@req("ROT-3", "ROT-4", "MSG-8", "CMD-21")
+def test_off_count_last_flag_and_del(lb: Loopback) -> None:
+    conn, sender, watcher = lb.connect(), lb.connect(), lb.connect()
+    q = create(lb, conn)
+    for body in (b"a", b"b"):
+        send(sender, q, body)
+    assert q.cmd(M("OFF"))[0].message.remaining == 3  # Initial and two messages
+    assert q.cmd(M("OFF"))[0].message.remaining == 3
+    assert error_of(send(sender, q)[0]) == "AUTH"
+    flags = []
+    for _ in range(3):
+        msg = q.cmd(M("GET"))[0]
+        body, _, _ = q.owner.open_message(msg.message)
+        flags.append(body.flags.last)
+        q.cmd(M("ACK", msg_id=msg.message.msg_id))
+        q.owner.last_delivery = None
+    assert flags == [False, False, True]
+    assert q.cmd(M("OFF"))[0].message.remaining == 0
+    q.cmd(M("SUB"), watcher)
+    assert q.cmd(M("DEL"))[-1].tag == "OK"
+    assert [r.tag for r in watcher.inbox] == ["END"]
+    assert error_of(q.cmd(M("SUB"))[0]) == "AUTH"
+
+
+# --- authorization ---------------------------------------------------------------------------
+
+
+@req("AUTH-1", "AUTH-2", "TRANS-6")
+def test_x25519_authenticators_work_for_recipients(lb: Loopback) -> None:
+    conn = lb.connect()
+    q = create(lb, conn, auth=AuthKeyPair.x25519(lb.client_random))
+    assert q.replies[0].tag == "IDS"
+    assert q.cmd(M("GET"))[0].tag == "MSG"
+    other_session = lb.connect()
+    _, data_ = conn.client.transmission(M("GET"), q.rid, q.owner.auth_key)
+    # an authenticator is bound to its session's server key: replayed elsewhere it fails
+    assert error_of(other_session.send_raw(data_)[0]) == "AUTH"
+
+
+@req("AUTH-3")
+def test_unknown_queues_cost_the_same_verification(lb: Loopback,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    conn = lb.connect()
+    q = create(lb, conn)
+    calls: list[bytes] = []
+    original = primitives.ed25519_verify
+
+    def counting(public: bytes, message: bytes, signature: bytes) -> bool:
+        calls.append(public)
+        return original(public, message, signature)
+
+    monkeypatch.setattr("smpref.crypto.auth.ed25519_verify", counting)
+    assert error_of(conn.send(M("SUB"), lb.client_random(24), q.owner.auth_key)[0]) == "AUTH"
+    assert q.cmd(M("SUB"))[0].tag == "OK"
+    assert len(calls) == 2 and calls[0] != calls[1]  # one dummy verification, one real
+
+
+@req("AUTH-4", "AUTH-2")
+def test_service_signatures_and_order_of_checks(lb: Loopback) -> None:
+    conn = lb.connect()
+    tx = Transmission(b"s" * 64, b"c" * 24, b"e" * 24, b"SUB", service_signature=b"x" * 64)
+    assert error_of(conn.send_raw(tx.encode())[0]) == "SERVICE"
+    assert error_of(conn.send_raw(b"\x05")[0]) == "BLOCK"
+    unknown = Transmission(b"", b"c" * 24, b"", b"FOO").encode()
+    assert error_of(conn.send_raw(unknown)[0]) == "CMD UNKNOWN"
+    bad = Transmission(b"", b"c" * 24, b"e", b"SUB x").encode()
+    assert error_of(conn.send_raw(bad)[0]) == "CMD SYNTAX"
+    no_auth = Transmission(b"", b"c" * 24, b"e", b"SUB").encode()
+    assert error_of(conn.send_raw(no_auth)[0]) == "CMD NO_AUTH"
+
+
+# --- retention -------------------------------------------------------------------------------
+
+
+@req("RET-1", "RET-2", "RET-3", "RET-4", "RET-6", "QUEUE-5")
+def test_retention_periods(lb: Loopback) -> None:
+    conn, sender = lb.connect(), lb.connect()
+    unsecured = create(lb, conn)
+    secured = create(lb, conn)
+    key = AuthKeyPair.ed25519(lb.client_random)
+    secured.cmd(M("KEY", sender_key=key.public))
+    contact = create(lb, conn, mode=Mode.Contact)
+    lb.clock.advance(90 * DAY)
+    lb.expire()
+    assert lb.store.get(unsecured.rid) is not None  # day 90: inside the period
+    lb.clock.advance(DAY)
+    lb.expire()
+    assert lb.store.get(unsecured.rid) is None
+    assert lb.store.get(secured.rid) is not None
+    send(sender, contact)  # moves updated_at
+    lb.clock.advance(1095 * DAY)
+    lb.expire()
+    assert lb.store.get(contact.rid) is not None
+    lb.clock.advance(DAY)
+    lb.expire()
+    assert lb.store.get(contact.rid) is None
+    assert lb.store.get(secured.rid) is not None
+
+
+@req("QUEUE-5")
+def test_link_reads_do_not_keep_an_invitation_alive(lb: Loopback) -> None:
+    conn, reader = lb.connect(), lb.connect()
+    q = create(lb, conn, link=True)
+    for _ in range(3):
+        lb.clock.advance(40 * DAY)
+        reader.send(M("LGET", sender_key=None), q.link.k)
+        lb.expire()
+    assert lb.store.get(q.rid) is None
+
+
+@req("RET-5", "QENC-9", "QENC-8")
+def test_message_expiry_keeps_key_records_and_the_mirror_steps_over_gaps() -> None:
+    lb = Loopback(seed=7, config=ServerConfig(message_ttl_seconds=DAY,
+                                              ratchet_update_interval=2))
+    conn, sender = lb.connect(), lb.connect()
+    q = create(lb, conn)
+    for body in (b"1", b"2", b"3"):
+        send(sender, q, body)
+    lb.clock.advance(2 * DAY)
+    send(sender, q, b"4")
+    lb.expire()
+    kinds = [r.kind for r in lb.store.records(q.rid)]
+    assert kinds == [RecordKind.Initial, RecordKind.Update, RecordKind.Message]
+    assert drain(q) == [b"4"]
