@@ -447,3 +447,20 @@ def test_message_expiry_keeps_key_records_and_the_mirror_steps_over_gaps() -> No
     kinds = [r.kind for r in lb.store.records(q.rid)]
     assert kinds == [RecordKind.Initial, RecordKind.Update, RecordKind.Message]
     assert drain(q) == [b"4"]
+
+
+@req("QUEUE-10", "AUTH-3")
+def test_low_order_x25519_keys_are_refused_not_crashed_on(lb: Loopback) -> None:
+    """Found by the totality test: low-order points made key agreement raise."""
+    from smpref.wire import KeyAlgorithm, PublicKey
+
+    conn, sender = lb.connect(), lb.connect()
+    zero = PublicKey(KeyAlgorithm.X25519, bytes(32))
+    owner = AuthKeyPair.ed25519(lb.client_random)
+    new = M("NEW", rcv_auth_key=owner.public, rcv_dh_key=zero, basic_auth=None,
+            sub_mode=SubMode.OnlyCreate, queue_request=None, ntf_request=None)
+    assert error_of(conn.send(new, key=owner)[0]) == "CMD SYNTAX"
+    q = create(lb, conn)
+    tx = Transmission(b"a" * 80, b"c" * 24, q.owner.sender_id,
+                      M("SKEY", sender_key=zero).encode())
+    assert error_of(sender.send_raw(tx.encode())[0]) == "AUTH"

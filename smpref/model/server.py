@@ -384,19 +384,23 @@ def _new(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[O
     sender_id = link.sender_id if link else server._new_id()
     server_secret = server.random(32)
     owner_key = cmd.rcv_dh_key.raw
+    ntf_secret = server.random(32) if ntf is not None else b""
+    try:  # QUEUE-10: a low-order DH key is malformed
+        rcv_dh_secret = box_key(owner_key, server_secret)
+        ntf_dh_secret = box_key(ntf.rcv_ntf_dh_key.raw, ntf_secret) if ntf else b""
+    except CryptoError:
+        raise _cmd_err("SYNTAX") from None
     state, initial = ratchet.start(owner_key, server.random)
     notifier, ntf_creds = None, None
     if ntf is not None:
-        ntf_secret = server.random(32)
-        notifier = Notifier(ntf.notifier_id, ntf.ntf_auth_key,
-                            box_key(ntf.rcv_ntf_dh_key.raw, ntf_secret))
+        notifier = Notifier(ntf.notifier_id, ntf.ntf_auth_key, ntf_dh_secret)
         ntf_creds = ServerNtfCreds(
             notifier_id=ntf.notifier_id,
             srv_ntf_dh_key=PublicKey(KeyAlgorithm.X25519, x25519_public(ntf_secret)))
     queue = QueueRecord(
         recipient_id=rid,
         recipient_key=cmd.rcv_auth_key,
-        rcv_dh_secret=box_key(owner_key, server_secret),
+        rcv_dh_secret=rcv_dh_secret,
         owner_key=owner_key,
         server_dh_public=x25519_public(server_secret),
         sender_id=sender_id,
