@@ -1,9 +1,13 @@
 """Shared test set-up: Hypothesis profiles and the requirement marker.
 
-Profiles (select with SMPREF_HYPOTHESIS_PROFILE, or pytest --hypothesis-profile):
+Profiles (select with HYPOTHESIS_PROFILE=name, or pytest --hypothesis-profile=name):
   default  quick runs on a developer machine
-  ci       loaded when CI is set: deterministic (derandomize), no example database
-  long     a large run: many more examples, still bounded per example
+  ci       the fast CI profile: deterministic (derandomize), no example database
+  long     a large run: many more examples and longer state-machine runs
+
+The choice is explicit: Hypothesis has a built-in "ci" profile that it loads by itself when
+the CI variable is set; this file registers its own "ci" profile under that name and loads
+it, or the one HYPOTHESIS_PROFILE names, so the settings in force are always the ones here.
 """
 
 from __future__ import annotations
@@ -24,5 +28,7 @@ settings.register_profile(
 )
 settings.register_profile("long", max_examples=2000, deadline=None)
 settings.load_profile(
-    os.environ.get("SMPREF_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+    os.environ.get("HYPOTHESIS_PROFILE")
+    or os.environ.get("SMPREF_HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI") else "default")
 )

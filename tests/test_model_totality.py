@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import test_model_rules as rules
 from hypothesis import given
 from hypothesis import strategies as st
-
 from reqs import req
+
 from smpref.model.client import AuthKeyPair
 from smpref.model.loopback import Loopback
 from smpref.strategies import messages
 from smpref.wire import Transmission
-
-import test_model_rules as rules
 
 
 def build_state(lb: Loopback, script: list[int]) -> list[Any]:
