@@ -46,6 +46,7 @@ docs: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) bench/codec.py
+	$(PY) bench/model.py
 
 clean:
 	rm -rf $(VENV) .site build dist docs/reference/commands.md .hypothesis .mypy_cache .ruff_cache

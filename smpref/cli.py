@@ -172,6 +172,54 @@ def wire_encode(json_text: str, kind: str | None) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# model
+
+
+@main.group(cls=_Group)
+def model() -> None:
+    """The reference model and its state machine."""
+
+
+@model.command("fuzz")
+@click.option("--seed", "first_seed", type=int, default=0, show_default=True,
+              help="First Hypothesis seed; seeds run in order from it.")
+@click.option("--seeds", type=click.IntRange(min=1), default=None,
+              help="How many seeds to run (default: as many as --seconds allows).")
+@click.option("--seconds", type=click.FloatRange(min=0), default=30.0, show_default=True,
+              help="Time budget; at least one seed always runs.")
+@click.option("--examples", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Hypothesis examples per seed.")
+@click.option("--steps", type=click.IntRange(min=1), default=60, show_default=True,
+              help="Steps per example.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0917
+               examples: int, steps: int,
+               as_json: bool) -> None:
+    """Run the state machine by seed; exit 1 on the first failing seed, with its program."""
+    import time as _time
+
+    from smpref.model.machine import run_seed
+
+    started = _time.perf_counter()
+    done, total_steps, failure = 0, 0, None
+    seed = first_seed
+    while (seeds is None or done < seeds) and (
+            done == 0 or seeds is not None or _time.perf_counter() - started < seconds):
+        result = run_seed(seed, examples=examples, steps=steps)
+        done, total_steps, seed = done + 1, total_steps + result.steps, seed + 1
+        if not result.ok:
+            failure = result
+            break
+    summary = {"firstSeed": first_seed, "seeds": done, "steps": total_steps,
+               "seconds": round(_time.perf_counter() - started, 1),
+               "failedSeed": failure.seed if failure else None,
+               "failure": failure.failure if failure else None}
+    _emit(summary, as_json)
+    if failure is not None:
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------------------------------------
 # docs and the main job
 
 

@@ -101,7 +101,6 @@ def drain(q: Q, conn: Connection | None = None) -> list[bytes]:
         if received.body is not None:
             bodies.append(received.body)
         assert q.cmd(M("ACK", msg_id=replies[0].message.msg_id), conn)[0].tag == "OK"
-        q.owner.last_delivery = None
     return bodies
 
 
@@ -113,7 +112,7 @@ def lb() -> Loopback:
 # --- creation (QUEUE) ------------------------------------------------------------------------
 
 
-@req("QUEUE-10", "CMD-30", "QENC-1")
+@req("QUEUE-10", "CMD-30", "QENC-1", "QUEUE-1", "DIV-27", "DIV-28")
 def test_new_answers_ids_and_subscribes_with_the_initial_record(lb: Loopback) -> None:
     conn = lb.connect()
     q = create(lb, conn, mode=Mode.Contact, link=True, subscribe=True)
@@ -125,7 +124,7 @@ def test_new_answers_ids_and_subscribes_with_the_initial_record(lb: Loopback) ->
     assert received.kind is RecordKind.Initial
 
 
-@req("QUEUE-10", "CMD-12", "MSG-7")
+@req("QUEUE-10", "CMD-12", "MSG-7", "CMD-34", "DIV-10")
 def test_notifier_request_and_nmsg(lb: Loopback) -> None:
     conn, notifier_conn, sender = lb.connect(), lb.connect(), lb.connect()
     ntf_key, ntf_dh = AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random)
@@ -179,7 +178,7 @@ def test_blob_structure_and_size(lb: Loopback) -> None:
     assert fits.replies[0].tag == "IDS"  # contact queues take up to 15360 bytes
 
 
-@req("QUEUE-9", "QUEUE-7")
+@req("QUEUE-9", "QUEUE-7", "DIV-15")
 def test_pressure_drops_optional_parts_of_least_recently_updated_queues() -> None:
     # Each blob: three parts of 299 bytes (24 nonce + 16 tag + 256 padded, 3 framing) + 1.
     lb = Loopback(seed=5, config=ServerConfig(blob_bytes_high_water=1500,
@@ -221,7 +220,8 @@ def test_key_and_skey(lb: Loopback) -> None:
                                 other)[0]) == "AUTH"
 
 
-@req("LINK-6", "LINK-7", "LINK-9", "LINK-10", "LINK-11")
+@req("LINK-6", "LINK-7", "LINK-9", "LINK-10", "LINK-11", "DIV-3", "DIV-4", "DIV-12",
+     "DIV-14")
 def test_lget_reads_and_secures(lb: Loopback) -> None:
     conn, reader, other = lb.connect(), lb.connect(), lb.connect()
     q = create(lb, conn, link=True)
@@ -270,7 +270,7 @@ def test_link_rules_by_queue_type(lb: Loopback) -> None:
 # --- messaging -------------------------------------------------------------------------------
 
 
-@req("MSG-1", "MSG-5", "MSG-2", "QENC-5", "QENC-7")
+@req("MSG-1", "MSG-5", "MSG-2", "QENC-5", "QENC-7", "TRANS-12", "DIV-29")
 def test_send_rules_and_delivery(lb: Loopback) -> None:
     conn, sender = lb.connect(), lb.connect()
     q = create(lb, conn, subscribe=True)
@@ -323,7 +323,7 @@ def test_subscriptions(lb: Loopback) -> None:
     assert error_of(q.cmd(M("ACK", msg_id=b""), b)[0]) == "NO_MSG"
 
 
-@req("ROT-3", "ROT-4", "MSG-8", "CMD-21")
+@req("ROT-3", "ROT-4", "MSG-8", "CMD-21", "DIV-19", "DIV-21")
 def test_off_count_last_flag_and_del(lb: Loopback) -> None:
     conn, sender, watcher = lb.connect(), lb.connect(), lb.connect()
     q = create(lb, conn)
@@ -338,7 +338,6 @@ def test_off_count_last_flag_and_del(lb: Loopback) -> None:
         body, _, _ = q.owner.open_message(msg.message)
         flags.append(body.flags.last)
         q.cmd(M("ACK", msg_id=msg.message.msg_id))
-        q.owner.last_delivery = None
     assert flags == [False, False, True]
     assert q.cmd(M("OFF"))[0].message.remaining == 0
     q.cmd(M("SUB"), watcher)
@@ -397,7 +396,7 @@ def test_service_signatures_and_order_of_checks(lb: Loopback) -> None:
 # --- retention -------------------------------------------------------------------------------
 
 
-@req("RET-1", "RET-2", "RET-3", "RET-4", "RET-6", "QUEUE-5")
+@req("RET-1", "RET-2", "RET-3", "RET-4", "RET-6", "QUEUE-5", "DIV-16", "DIV-17")
 def test_retention_periods(lb: Loopback) -> None:
     conn, sender = lb.connect(), lb.connect()
     unsecured = create(lb, conn)
@@ -422,7 +421,7 @@ def test_retention_periods(lb: Loopback) -> None:
     assert lb.store.get(secured.rid) is not None
 
 
-@req("QUEUE-5")
+@req("QUEUE-5", "DIV-18")
 def test_link_reads_do_not_keep_an_invitation_alive(lb: Loopback) -> None:
     conn, reader = lb.connect(), lb.connect()
     q = create(lb, conn, link=True)
@@ -433,7 +432,7 @@ def test_link_reads_do_not_keep_an_invitation_alive(lb: Loopback) -> None:
     assert lb.store.get(q.rid) is None
 
 
-@req("RET-5", "QENC-9", "QENC-8")
+@req("RET-5", "QENC-9", "QENC-8", "DIV-30")
 def test_message_expiry_keeps_key_records_and_the_mirror_steps_over_gaps() -> None:
     lb = Loopback(seed=7, config=ServerConfig(message_ttl_seconds=DAY,
                                               ratchet_update_interval=2))
@@ -464,3 +463,46 @@ def test_low_order_x25519_keys_are_refused_not_crashed_on(lb: Loopback) -> None:
     tx = Transmission(b"a" * 80, b"c" * 24, q.owner.sender_id,
                       M("SKEY", sender_key=zero).encode())
     assert error_of(sender.send_raw(tx.encode())[0]) == "AUTH"
+
+
+@req("QENC-3", "STORE-3")
+def test_stored_records_never_hold_the_plaintext(lb: Loopback) -> None:
+    conn, sender = lb.connect(), lb.connect()
+    q = create(lb, conn)
+    secret = b"a message only the owner may read"
+    assert send(sender, q, secret)[0].tag == "OK"
+    stored = lb.store.records(q.rid)
+    assert all(secret not in record.data for record in stored)
+    assert drain(q) == [secret]
+
+
+@req("QUEUE-4", "QUEUE-3", "DIV-9")
+def test_one_id_space_across_roles(lb: Loopback) -> None:
+    conn = lb.connect()
+    first = create(lb, conn)
+    # a client-chosen sender ID equal to an existing recipient ID is refused
+    clash = create(lb, conn, link=True, sender_id=first.rid)
+    assert error_of(clash.replies[0]) == "AUTH"
+    ok = create(lb, conn, link=True, sender_id=b"s" * 24)
+    assert ok.replies[0].message.snd_id == b"s" * 24
+
+
+@req("MSG-4", "MSG-9")
+def test_two_readers_of_one_queue() -> None:
+    """Found by the long state-machine run (seed 100029): a subscriber and a GET reader."""
+    lb = Loopback(seed=8)
+    subscriber, reader, sender = lb.connect(), lb.connect(), lb.connect()
+    q = create(lb, subscriber, subscribe=True)
+    initial = q.replies[1].message
+    q.owner.open_message(initial)
+    send(sender, q, b"m1")
+    got = q.cmd(M("GET"), reader)[0].message  # the Initial record again, on another session
+    assert got.msg_id == initial.msg_id and q.owner.open_message(got)[2]
+    assert q.cmd(M("ACK", msg_id=got.msg_id), reader)[0].tag == "OK"
+    m1 = q.cmd(M("GET"), reader)[0].message
+    assert q.owner.open_message(m1)[1].body == b"m1"
+    # the subscriber's ACK of the record the reader already removed still moves it on
+    again = q.cmd(M("ACK", msg_id=initial.msg_id), subscriber)[0]
+    assert again.tag == "MSG" and again.message.msg_id == m1.msg_id
+    body, received, repeated = q.owner.open_message(again.message)
+    assert repeated and received.body == b"m1"  # recognised, not passed to the mirror twice

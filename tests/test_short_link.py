@@ -47,7 +47,7 @@ ACCEPTED = [
 ]
 
 
-@req("SLINK-1", "SLINK-2", "SLINK-3", "SLINK-4", "SLINK-7", "SLINK-8")
+@req("SLINK-1", "SLINK-2", "SLINK-3", "SLINK-4", "SLINK-7", "SLINK-8", "DIV-1", "DIV-25")
 @pytest.mark.parametrize(("pasted", "canonical"), ACCEPTED)
 def test_accepted_forms_print_canonically(pasted: str, canonical: str) -> None:
     link = parse_short_link(pasted)
@@ -99,7 +99,7 @@ REJECTED = [
 ]
 
 
-@req("SLINK-5", "SLINK-7", "SLINK-8", "SLINK-9")
+@req("SLINK-5", "SLINK-7", "SLINK-8", "SLINK-9", "DIV-2", "DIV-26")
 @pytest.mark.parametrize(("text", "column", "words"), REJECTED)
 def test_rejections_name_the_column(text: str, column: int, words: str) -> None:
     with pytest.raises(UriSyntaxError) as info:

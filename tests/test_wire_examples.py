@@ -70,7 +70,7 @@ def test_deployed_legacy_new_without_queue_request_decodes() -> None:
     assert new.queue_request is None
 
 
-@req("CMD-11", "LINK-2")
+@req("CMD-11", "LINK-2", "DIV-6")
 def test_new_with_a_queue_link_lays_out_link_id_sender_id_and_large_data() -> None:
     link_id, sender_id, data = b"L" * 32, b"S" * 24, b"D" * 300
     # encLinkData is Framed(LinkBlob): Large(count, then each part: priority, Large(sealed))
@@ -83,7 +83,7 @@ def test_new_with_a_queue_link_lays_out_link_id_sender_id_and_large_data() -> No
     assert new.encode() == body
 
 
-@req("CMD-30", "QUEUE-2")
+@req("CMD-30", "QUEUE-2", "DIV-11")
 def test_ids_is_byte_identical_to_deployed_v17() -> None:
     """IDS = ss(rcvId) ss(sndId) ss(srvDhKey) Maybe(mode) Maybe(ss linkId) Maybe(ss serviceId)
     Maybe(ss(notifierId) ss(srvNtfDhKey))."""
@@ -126,7 +126,7 @@ BASE_COMMANDS = [
 
 
 @req("CMD-13", "CMD-14", "CMD-15", "CMD-16", "CMD-17", "CMD-18", "CMD-19", "CMD-20",
-     "CMD-21", "CMD-22", "CMD-23", "CMD-31", "CMD-32", "CMD-33", "ROT-3")
+     "CMD-21", "CMD-22", "CMD-23", "CMD-31", "CMD-32", "CMD-33", "ROT-3", "DIV-7", "DIV-22")
 @pytest.mark.parametrize(("wire", "tag"), BASE_COMMANDS)
 def test_deployed_base_layouts_decode_and_re_encode_identically(wire: bytes, tag: str) -> None:
     message = decode_message(wire)
@@ -161,10 +161,13 @@ REJECTED = [
     (b"ERR NOPE", BadTagError, "ERR.error", 4),
     (b"ERR STORE \xff", BadValueError, "ERR.error.STORE.message", 10),
     (b"COUNT \x00\x00\x07", ShortReadError, "COUNT.remaining", 6),
+    # DIV-23: deployed accepts these; smpref does not
+    (b"ERR CMD NO_QUEUE", BadTagError, "ERR.error.CMD.error", 8),
+    (b"SEND TF x", BadTagError, "SEND", 6),
 ]
 
 
-@req("ENC-2", "ENC-3", "ENC-5", "ENC-7")
+@req("ENC-2", "ENC-3", "ENC-5", "ENC-6", "ENC-7", "ENC-8", "DIV-23")
 @pytest.mark.parametrize(("wire", "error", "path", "offset"), REJECTED)
 def test_malformed_bodies_raise_typed_errors_naming_field_and_offset(
     wire: bytes, error: type[WireError], path: str, offset: int

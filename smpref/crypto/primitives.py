@@ -13,7 +13,7 @@ import ctypes
 import hashlib
 import hmac
 import importlib.util
-from functools import cache
+from functools import cache, lru_cache
 
 import nacl.bindings as sodium
 import nacl.exceptions
@@ -61,8 +61,9 @@ def hkdf_expand_sha512(prk: bytes, info: bytes, length: int) -> bytes:
 # --- X25519 and Ed25519 ---------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
 def x25519_public(secret: bytes) -> bytes:
-    """The public key of a raw 32-byte X25519 secret (``crypto_scalarmult_base``)."""
+    """The public key of a raw 32-byte X25519 secret (``crypto_scalarmult_base``), cached."""
     return bytes(sodium.crypto_scalarmult_base(secret))
 
 
@@ -74,16 +75,21 @@ def x25519(secret: bytes, public: bytes) -> bytes:
         raise CryptoError(f"X25519 failed: {exc}") from None
 
 
+@lru_cache(maxsize=4096)
+def _sign_keypair(seed: bytes) -> tuple[bytes, bytes]:
+    """``crypto_sign_seed_keypair``, cached: expanding a seed costs as much as a signature."""
+    public, secret = sodium.crypto_sign_seed_keypair(seed)
+    return bytes(public), bytes(secret)
+
+
 def ed25519_public(seed: bytes) -> bytes:
     """The Ed25519 public key of a 32-byte seed."""
-    public, _ = sodium.crypto_sign_seed_keypair(seed)
-    return bytes(public)
+    return _sign_keypair(seed)[0]
 
 
 def ed25519_sign(seed: bytes, message: bytes) -> bytes:
-    """A 64-byte RFC 8032 signature (``crypto_sign_detached`` via crypto_sign)."""
-    _, secret = sodium.crypto_sign_seed_keypair(seed)
-    return bytes(sodium.crypto_sign(message, secret)[:64])
+    """A 64-byte RFC 8032 signature (``crypto_sign`` without the message)."""
+    return bytes(sodium.crypto_sign(message, _sign_keypair(seed)[1])[:64])
 
 
 def ed25519_verify(public: bytes, message: bytes, signature: bytes) -> bool:

@@ -26,7 +26,10 @@ from smpref.model.environment import Random
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.primitives import Reader
 from smpref.wire.schema import Message, decode_message, enum_type, type_class
-from smpref.wire.transmission import Transmission, unpad
+from smpref.wire.transmission import Transmission, authorized_bytes, unpad
+
+#: how many opened message IDs an owner remembers (at least a full queue's worth)
+OPENED_MEMORY = 1024
 
 LinkBlob: Any = type_class("LinkBlob")
 LinkPart: Any = type_class("LinkPart")
@@ -155,9 +158,8 @@ class ClientSession:
         body = message.encode()
         authorization = b""
         if key is not None:
-            unsigned = Transmission(b"", corr, entity_id, body)
-            authorization = key.authorize(unsigned.authorized_bytes(self.session_id), corr,
-                                          self.server_session_public)
+            signed = authorized_bytes(self.session_id, corr, entity_id, body)
+            authorization = key.authorize(signed, corr, self.server_session_public)
         return corr, Transmission(authorization, corr, entity_id, body).encode()
 
     def open_link(self, link: LinkKeys, corr_id: bytes, sealed: bytes) -> Any:
@@ -182,8 +184,9 @@ class OwnedQueue:
     sender_id: bytes = b""
     rcv_dh_secret: bytes = b""
     mirror: ClientRatchet | None = None
-    #: the last delivered message and what it opened to: a repeated SUB delivers it again
-    last_delivery: tuple[bytes, Any, Received] | None = None
+    #: recently opened messages by ID: a record can be delivered again (a repeated SUB, or
+    #: readers on two sessions), and must not reach the mirror twice (MSG-9)
+    opened: dict[bytes, tuple[Any, Received]] = field(default_factory=dict)
 
     def created(self, ids: Any) -> None:
         """Take the IDS response."""
@@ -199,15 +202,18 @@ class OwnedQueue:
         message in flight, which is not passed to the mirror again: MSG-2).
         """
         assert self.mirror is not None, "created() first"
-        if self.last_delivery is not None and self.last_delivery[0] == msg.msg_id:
-            return self.last_delivery[1], self.last_delivery[2], True
+        if msg.msg_id in self.opened:
+            body, received = self.opened[msg.msg_id]
+            return body, received, True
         padded = secretbox_open(self.rcv_dh_secret, msg.msg_id, msg.enc_body)
         try:
             body = _decode(RcvMessage, unpad(padded))
         except (WireError, BlockError) as exc:
             raise CryptoError(f"MSG body does not decode: {exc}") from None
         received = self.mirror.receive(body.record.encode())
-        self.last_delivery = (msg.msg_id, body, received)
+        self.opened[msg.msg_id] = (body, received)
+        while len(self.opened) > OPENED_MEMORY:  # oldest first: dicts keep insertion order
+            del self.opened[next(iter(self.opened))]
         return body, received, False
 
 

@@ -390,7 +390,6 @@ class QueueMachine(RuleBasedStateMachine):
             return
         assert replies[0].tag in ("OK", "MSG"), error_of(replies[0])
         del handle.in_flight[session.session_id]
-        handle.owner.last_delivery = None
         self._replies(session, replies)
 
     @rule(handle=queues)
@@ -517,7 +516,6 @@ class QueueMachine(RuleBasedStateMachine):
                                  handle.owner.auth_key)
             assert acked[0].tag == "OK", error_of(acked[0])
             handle.in_flight.pop(session.session_id, None)
-            handle.owner.last_delivery = None
 
 
 QueueMachine.TestCase.settings = settings(

@@ -16,7 +16,7 @@ from typing import Final
 
 from smpref.errors import BadValueError, BlockError, CredentialError, WireError
 from smpref.notation import MessageDef
-from smpref.wire.primitives import Reader, short_string, write_large, write_short_string
+from smpref.wire.primitives import Reader, write_large, write_short_string
 from smpref.wire.schema import SCHEMA, Message, decode_message, encode_message
 
 BLOCK_SIZE: Final = 16384
@@ -47,10 +47,13 @@ class Transmission:
     service_signature: bytes | None = None
 
     def __post_init__(self) -> None:
-        for name in ("authorization", "corr_id", "entity_id"):
-            value = getattr(self, name)
-            if not isinstance(value, bytes) or len(value) > 255:
-                raise BadValueError(f"{name} must be at most 255 bytes", path=name)
+        if not (isinstance(self.authorization, bytes) and isinstance(self.corr_id, bytes)
+                and isinstance(self.entity_id, bytes) and len(self.corr_id) <= 255
+                and len(self.entity_id) <= 255):
+            for name in ("authorization", "corr_id", "entity_id"):
+                value = getattr(self, name)
+                if not isinstance(value, bytes) or len(value) > 255:
+                    raise BadValueError(f"{name} must be at most 255 bytes", path=name)
         if self.authorization and len(self.authorization) not in AUTH_LENGTHS:
             raise BadValueError(
                 f"authorization of {len(self.authorization)} bytes is neither a signature "
@@ -116,7 +119,10 @@ class Transmission:
 
 def authorized_bytes(session_id: bytes, corr_id: bytes, entity_id: bytes, command: bytes) -> bytes:
     """``ss(sessionId) || ss(corrId) || ss(entityId) || command`` (smp-wire §3.3)."""
-    return short_string(session_id) + short_string(corr_id) + short_string(entity_id) + command
+    if max(len(session_id), len(corr_id), len(entity_id)) > 255:
+        raise BadValueError("session, correlation and entity IDs are at most 255 bytes")
+    return b"".join((bytes((len(session_id),)), session_id, bytes((len(corr_id),)), corr_id,
+                     bytes((len(entity_id),)), entity_id, command))
 
 
 def check_credentials(definition: MessageDef, tx: Transmission, message: Message) -> None:
