@@ -504,5 +504,5 @@ def test_two_readers_of_one_queue() -> None:
     # the subscriber's ACK of the record the reader already removed still moves it on
     again = q.cmd(M("ACK", msg_id=initial.msg_id), subscriber)[0]
     assert again.tag == "MSG" and again.message.msg_id == m1.msg_id
-    body, received, repeated = q.owner.open_message(again.message)
+    _, received, repeated = q.owner.open_message(again.message)
     assert repeated and received.body == b"m1"  # recognised, not passed to the mirror twice
