@@ -95,4 +95,51 @@ def run_demo(console: Console | None = None) -> None:
     assert decoded == new, "decoding must give back the command"
     console.print(Panel(json.dumps(message_to_json(decoded), indent=1),
                         title="4. decoded back (smpref wire decode --json)"))
-    console.print("done: the block decodes to the same NEW; see 'smpref --help' for more.")
+    _model_lifecycle(console)
+    console.print("done: the block decodes to the same NEW, and the model ran a queue's life;"
+                  " see 'smpref --help' for more.")
+
+
+def _model_lifecycle(console: Console) -> None:
+    """A queue's life in the reference model, through the wire format both ways."""
+    from smpref.model.client import AuthKeyPair, DhKeyPair, OwnedQueue, read_link_blob
+    from smpref.model.loopback import Loopback
+
+    lb = Loopback(seed=2026)
+    alice, bob = lb.connect(), lb.connect()
+    owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
+    link = LinkKeys.generate(lb.client_random)
+    blob = make_link_blob(link, lb.client_random,
+                          type_class("LinkData")(conn_req=b"(invitation)", user_data=b"hi"))
+    new = message_class("NEW")(
+        rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public, basic_auth=None,
+        sub_mode=enum_type("SubscriptionMode")["Subscribe"],
+        queue_request=type_class("QueueRequest")(
+            conn_mode=enum_type("ConnectionMode")["Invitation"],
+            queue_link=type_class("QueueLink")(link_id=link.link_id,
+                                               sender_id=lb.client_random(24),
+                                               enc_link_data=blob)),
+        ntf_request=None)
+    lines = []
+    ids, initial = alice.send(new, key=owner.auth_key)
+    owner.created(ids.message)
+    owner.open_message(initial.message)
+    lines.append("alice  NEW invitation + link  -> IDS, MSG(initial ratchet key)")
+    sender_key = AuthKeyPair.ed25519(lb.client_random)
+    corr, (linked,) = bob.request(message_class("LGET")(sender_key=sender_key.public), link.k,
+                                  sender_key)
+    queue_link = bob.client.open_link(link, corr, linked.message.sealed)
+    data, _ = read_link_blob(link, queue_link.enc_link_data)
+    lines.append(f"bob    LGET k + key          -> LINK, secures the queue; "
+                 f"connReq {data.conn_req.decode()}")
+    flags = type_class("MsgFlags")(notification=False)
+    bob.send(message_class("SEND")(flags=flags, body=b"hello alice"), queue_link.sender_id,
+             sender_key)
+    (msg,) = alice.send(message_class("ACK")(msg_id=b""), owner.recipient_id, owner.auth_key)
+    _, received, _ = owner.open_message(msg.message)
+    lines.append(f"bob    SEND (signed)         -> alice decrypts seq {received.seq}: "
+                 f"{received.body!r}")
+    (unsigned,) = bob.send(message_class("SEND")(flags=flags, body=b"x"), queue_link.sender_id)
+    lines.append(f"bob    SEND (unsigned)       -> {unsigned.tag} "
+                 f"{unsigned.message.error.CODEC.tag.decode()}: the queue is secured")
+    console.print(Panel.fit("\n".join(lines), title="5. the reference model: a queue's life"))

@@ -101,7 +101,7 @@ def test_bad_input_prints_one_line_and_exits_2(args: tuple[str, ...], pattern: s
 
 def test_every_command_has_help() -> None:
     for args in ([], ["link"], ["link", "parse"], ["uri", "parse"], ["wire", "decode"],
-                 ["wire", "encode"], ["docs", "reference"], ["demo"]):
+                 ["wire", "encode"], ["docs", "reference"], ["demo"], ["model", "fuzz"]):
         result = run(*args, "--help")
         assert result.returncode == 0 and "Usage:" in result.stdout, args
 
@@ -122,3 +122,11 @@ def test_demo_runs() -> None:
     result = run("demo")
     assert result.returncode == 0, result.stderr
     assert "decodes to the same NEW" in result.stdout
+
+
+def test_model_fuzz_reports_a_seeded_run() -> None:
+    result = run("model", "fuzz", "--seed", "5", "--seeds", "2", "--examples", "3",
+                 "--steps", "10", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["seeds"] == 2 and summary["steps"] > 0 and summary["failedSeed"] is None

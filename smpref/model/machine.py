@@ -32,6 +32,7 @@ from hypothesis.stateful import (
     consumes,
     initialize,
     invariant,
+    multiple,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -122,6 +123,8 @@ class QueueMachine(RuleBasedStateMachine):
 
     sessions = Bundle("sessions")
     queues = Bundle("queues")
+    keys = Bundle("keys")  # sender keys, shared across queues to try them where they don't fit
+    links = Bundle("links")  # link keys, to read links from any session
 
     def __init__(self) -> None:
         super().__init__()
@@ -135,6 +138,7 @@ class QueueMachine(RuleBasedStateMachine):
     def _body(self) -> bytes:
         self.counter += 1
         return b"message %d" % self.counter
+
 
     def _log(self, step: str, replies: list[Reply]) -> None:
         self.trace.append(f"{step} -> {','.join(r.tag + ':' + error_of(r) for r in replies)}")
@@ -181,6 +185,50 @@ class QueueMachine(RuleBasedStateMachine):
     @initialize(target=sessions)
     def first_session(self) -> Connection:
         return self.lb.connect()
+
+    @rule(target=keys)
+    def new_key(self) -> AuthKeyPair:
+        return AuthKeyPair.ed25519(self.lb.client_random)
+
+    @rule(target=links, handle=queues)
+    def share_link(self, handle: QueueHandle) -> Any:
+        return multiple(handle.link) if handle.link is not None else multiple()
+
+    @rule(handle=queues, session=sessions, key=keys)
+    def send_with_key(self, handle: QueueHandle, session: Connection, key: AuthKeyPair) -> None:
+        """SEND signed with some key: only the queue's own sender key is accepted (MSG-1)."""
+        if handle.deleted:
+            return
+        body = self._body()
+        replies = session.send(M("SEND", flags=MsgFlags(notification=False), body=body),
+                               handle.owner.sender_id, key)
+        self._log("SEND*", replies)
+        if key != handle.sender_key:
+            assert error_of(replies[0]) == "AUTH", replies[0].tag
+            return
+        if replies[0].tag == "OK":
+            handle.sent.append(body)
+            handle.updated_day = self.lb.clock.now() // DAY
+            if handle.link_data is not None and handle.mode is ConnectionMode.Invitation:
+                handle.link_data = None  # LINK-11
+            self._replies(session, replies)
+        else:
+            assert error_of(replies[0]) in ("AUTH", "QUOTA"), error_of(replies[0])
+
+    @rule(link=links, session=sessions)
+    def lget_any(self, link: LinkKeys, session: Connection) -> None:
+        """LGET a link from any session: it reads that link's queue, never another's."""
+        owner = next((h for h in self.handles if h.link is link), None)
+        assert owner is not None
+        corr, replies = session.request(M("LGET", sender_key=None), link.k)
+        self._log("LGET*", replies)
+        if owner.deleted or owner.link_data is None:
+            assert error_of(replies[0]) == "AUTH", replies[0].tag
+            return
+        assert replies[0].tag == "LINK", error_of(replies[0])
+        queue_link = session.client.open_link(link, corr, replies[0].message.sealed)
+        assert queue_link.sender_id == owner.owner.sender_id
+        assert read_link_blob(link, queue_link.enc_link_data)[0] == owner.link_data[0]
 
     @rule(target=sessions)
     def connect(self) -> Connection:
