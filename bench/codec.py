@@ -49,7 +49,10 @@ def cases() -> dict[str, tuple[Message, Transmission]]:
         queue_request=type_class("QueueRequest")(
             conn_mode=enum_type("ConnectionMode")["Contact"],
             queue_link=type_class("QueueLink")(
-                link_id=b"L" * 32, sender_id=b"S" * 24, enc_link_data=b"D" * 15000),
+                link_id=b"L" * 32, sender_id=b"S" * 24,
+                enc_link_data=type_class("LinkBlob")(parts=(type_class("LinkPart")(
+                    priority=enum_type("LinkPartPriority")["Mandatory"], sealed=b"D" * 15000),
+                ))),
         ),
         ntf_request=type_class("NtfRequest")(
             notifier_id=b"N" * 24, ntf_auth_key=_key(KeyAlgorithm.ED25519, 3),

@@ -1,0 +1,33 @@
+"""The benchmarks build their cases and run one round (no timing is asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_codec_benchmark_cases_round_trip() -> None:
+    codec = load("codec")
+    for message, tx in codec.cases().values():
+        assert codec.baseline(tx.encode())
+        assert message.encode() == tx.command
+
+
+def test_model_benchmark_runs_one_lifecycle_and_its_baselines() -> None:
+    model = load("model")
+    model.make_lifecycle()()
+    model.make_baseline()()
+    model.make_full_baseline()()
