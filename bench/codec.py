@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
-from collections.abc import Callable
+
+from timing import rate
 
 from smpref.wire import (
     KeyAlgorithm,
@@ -79,27 +79,6 @@ def baseline(data: bytes) -> bytes:
     pos += 1 + n
     command = bytes(mv[pos:])
     return command[: command.find(b" ")]
-
-
-def rate(fn: Callable[[], object], seconds: float) -> float:
-    """Best of 5 rounds of calls per second."""
-    n = 1
-    while True:  # calibrate a round to about seconds / 5
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        elapsed = time.perf_counter() - start
-        if elapsed > seconds / 25:
-            break
-        n *= 2
-    per_round = max(1, int(n * (seconds / 5) / elapsed))
-    best = 0.0
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(per_round):
-            fn()
-        best = max(best, per_round / (time.perf_counter() - start))
-    return best
 
 
 def main() -> None:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 from collections.abc import Callable
 from typing import Any
 
 import nacl.bindings as sodium
+from timing import rate
 
 from smpref.model.client import AuthKeyPair, DhKeyPair, OwnedQueue
 from smpref.model.loopback import Loopback
@@ -117,28 +117,6 @@ def make_full_baseline() -> Callable[[], None]:
         sodium.crypto_aead_chacha20poly1305_ietf_decrypt(aead, b"a" * 28, nonce12, key)
 
     return full
-
-
-def rate(fn: Callable[[], None], seconds: float) -> float:
-    """Best of 5 rounds, in calls per second."""
-    fn()
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        elapsed = time.perf_counter() - start
-        if elapsed > seconds / 25:
-            break
-        n *= 2
-    per_round = max(1, int(n * (seconds / 5) / elapsed))
-    best = 0.0
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(per_round):
-            fn()
-        best = max(best, per_round / (time.perf_counter() - start))
-    return best
 
 
 def main() -> None:

@@ -11,6 +11,8 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 def load(name: str) -> ModuleType:
+    if str(BENCH) not in sys.path:  # the scripts import their shared timing module
+        sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
