@@ -10,7 +10,7 @@ PY := $(BIN)/python
 SOURCES := $(shell find smpref spec grammar -type f -not -path '*/__pycache__/*') pyproject.toml README.md
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: run test lint typecheck unit docs bench clean
+.PHONY: run test lint typecheck unit vectors docs bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 run: $(VENV)/.installed
 	$(BIN)/smpref demo
 
-test: lint typecheck unit docs
+test: lint typecheck unit vectors docs
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check smpref tests bench
@@ -39,6 +39,10 @@ typecheck: $(VENV)/.installed
 
 unit: $(VENV)/.installed
 	$(BIN)/pytest
+
+# The committed vectors verify with the published key only; the signing key is not needed.
+vectors: $(VENV)/.installed
+	$(BIN)/smpref vectors verify vectors > /dev/null
 
 docs: $(VENV)/.installed
 	$(BIN)/smpref docs reference --out docs/reference/commands.md

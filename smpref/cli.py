@@ -172,6 +172,68 @@ def wire_encode(json_text: str, kind: str | None) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# vectors
+
+
+@main.group(cls=_Group)
+def vectors() -> None:
+    """Signed test vectors: generate, sign, verify (docs/vectors.md)."""
+
+
+@vectors.command("generate")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("vectors"),
+              show_default=True, help="Directory to write the corpus to.")
+def vectors_generate(out: Path) -> None:
+    """Rebuild every vector file and the manifest from fixed seeds."""
+    from smpref.vectors.corpus import write
+
+    for path in write(out):
+        click.echo(path)
+
+
+@vectors.command("sign")
+@click.option("--key", "key_file", required=True,
+              type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="File holding the Ed25519 seed in hex (a release secret).")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path),
+                default=Path("vectors"))
+def vectors_sign(key_file: Path, directory: Path) -> None:
+    """Sign DIRECTORY/MANIFEST as a C2SP signed note; print the verifier key."""
+    from smpref.vectors.corpus import sign
+
+    try:
+        seed = bytes.fromhex(key_file.read_text(encoding="ascii").strip())
+    except ValueError:
+        _fail(f"{key_file}: not a hex Ed25519 seed")
+    if len(seed) != 32:
+        _fail(f"{key_file}: an Ed25519 seed is 32 bytes")
+    click.echo(sign(directory, seed))
+
+
+@vectors.command("verify")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path),
+                default=Path("vectors"))
+@click.option("--key", "key_file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="Public key in hex (default: the published key).")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-file report as JSON.")
+def vectors_verify(directory: Path, key_file: Path | None, as_json: bool) -> None:
+    """Check the signature, every hash, every schema and every vector (independent path)."""
+    from smpref.vectors.corpus import PUBLISHED_PUBLIC_KEY, verify
+    from smpref.vectors.note import VectorError
+
+    key = PUBLISHED_PUBLIC_KEY
+    if key_file is not None:
+        key = bytes.fromhex(key_file.read_text(encoding="ascii").strip())
+    try:
+        reports = verify(directory, key)
+    except VectorError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    _emit({"files": [{"path": r.path, "tests": r.tests, "confirmed": r.confirmed}
+                     for r in reports], "ok": True}, as_json)
+
+
+# ---------------------------------------------------------------------------------------------
 # model
 
 

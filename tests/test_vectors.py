@@ -1,0 +1,120 @@
+"""The published vectors: signed, reproducible, and confirmed by the independent path.
+
+No test reads the signing key: verification uses the published public key only.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from reqs import req
+
+from smpref.vectors import note
+from smpref.vectors.corpus import MANIFEST, verify, write
+from smpref.vectors.generate import corpus
+from smpref.vectors.independent.checks import CHECKS, VectorCheckError
+from smpref.vectors.note import VectorError
+
+VECTORS = Path(__file__).resolve().parent.parent / "vectors"
+
+
+def test_committed_vectors_verify_with_the_published_key() -> None:
+    reports = verify(VECTORS)
+    vector_files = [r for r in reports if not r.path.startswith("schemas/")]
+    assert {r.path for r in vector_files} == set(CHECKS)
+    assert all(r.confirmed == r.tests > 0 for r in vector_files)
+
+
+def test_regeneration_is_byte_identical(tmp_path: Path) -> None:
+    shutil.copy(VECTORS / MANIFEST, tmp_path / MANIFEST)  # keeps the signature if text matches
+    written = write(tmp_path)
+    for path in written:
+        assert (tmp_path / path).read_bytes() == (VECTORS / path).read_bytes(), path
+    assert (tmp_path / MANIFEST).read_text() == (VECTORS / MANIFEST).read_text()
+
+
+@pytest.mark.parametrize("name", sorted(
+    [p.relative_to(VECTORS).as_posix() for p in VECTORS.rglob("*.json")] + [MANIFEST]))
+def test_a_one_byte_change_fails_and_names_the_file(tmp_path: Path, name: str) -> None:
+    target = tmp_path / "v"
+    shutil.copytree(VECTORS, target)
+    data = bytearray((target / name).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (target / name).write_bytes(bytes(data))
+    with pytest.raises(VectorError, match=re.escape(name)):
+        verify(target)
+
+
+def test_unlisted_files_and_other_keys_fail(tmp_path: Path) -> None:
+    target = tmp_path / "v"
+    shutil.copytree(VECTORS, target)
+    (target / "extra.json").write_text("{}")
+    with pytest.raises(VectorError, match=r"extra\.json: not listed"):
+        verify(target)
+    with pytest.raises(VectorError, match="MANIFEST: no signature"):
+        verify(VECTORS, public_key=bytes(32))
+
+
+def test_c2sp_specification_example_note_verifies() -> None:
+    """The signed-note spec's own example (ratchet-and-vectors.md 2.4)."""
+    vkey = "example.com/foo+530d903a+AekyeRrm56hApGFkyQR4ZCbV54Id2LKaANYcrnKv3U2k"
+    name, key_id, encoded = vkey.split("+")
+    public = base64.b64decode(encoded)[1:]
+    assert note.key_id(name, public).hex() == key_id
+    signed = ("This is an example message.\n\n\u2014 example.com/foo Uw2QOkn8srV1yJGh2VYRlL1Tnag"
+              "v1YEq6TfXppzi2ONncAlTgK7Ztg1ERYNZXsYjOBH3mFXmRKuwHjG1Yu72IneyaQM=\n")
+    assert note.verify(signed, public, name) == "This is an example message.\n"
+    assert note.verifier_key(name, public) == vkey
+
+
+def test_signing_round_trip_with_a_throwaway_key() -> None:
+    seed = bytes(range(32))
+    signed = note.sign("hello\n", seed, "test/key")
+    from nacl.signing import SigningKey
+
+    public = bytes(SigningKey(seed).verify_key)
+    assert note.verify(signed, public, "test/key") == "hello\n"
+    with pytest.raises(VectorError):
+        note.verify(signed.replace("hello", "hellp"), public, "test/key")
+
+
+@req("LINK-1", "LINK-2", "LINK-3", "LINK-4", "LINK-9", "LINK-10", "QENC-2", "QENC-4",
+     "TRANS-10", "SLINK-10")
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_independent_checks_detect_every_changed_value(name: str) -> None:
+    """Changing any value of a valid vector makes its independent check fail. (Fields of
+    invalid vectors mostly stay invalid when changed, and ``use`` is a description.)"""
+    vectors = corpus()[name]
+    assert CHECKS[name](copy.deepcopy(vectors)) == vectors["numberOfTests"]
+    checked = 0
+    for group in vectors["testGroups"]:
+        for test in group["tests"]:
+            if test["result"] != "valid":
+                continue
+            for field, value in test.items():
+                if field in ("tcId", "comment", "flags", "requirements", "result", "use"):
+                    continue
+                broken = copy.deepcopy(vectors)
+                target = next(t for g in broken["testGroups"] for t in g["tests"]
+                              if t["tcId"] == test["tcId"])
+                if isinstance(value, bool):
+                    target[field] = not value
+                elif isinstance(value, int):
+                    target[field] = value + 1
+                elif isinstance(value, list):
+                    target[field] = [*value, "x.org"]
+                elif value and all(c in "0123456789abcdef" for c in value):
+                    target[field] = ("1" if value[0] == "0" else "0") + value[1:]
+                else:
+                    target[field] = value + "x"
+                with pytest.raises((VectorCheckError, ValueError)):
+                    CHECKS[name](broken)
+                checked += 1
+    assert checked > 0
+    json.dumps(vectors)
