@@ -85,7 +85,7 @@ def test_signing_round_trip_with_a_throwaway_key() -> None:
 
 
 @req("LINK-1", "LINK-2", "LINK-3", "LINK-4", "LINK-9", "LINK-10", "QENC-2", "QENC-4",
-     "TRANS-10", "SLINK-10")
+     "QENC-8", "TRANS-6", "TRANS-10", "ENC-10", "SLINK-10")
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_independent_checks_detect_every_changed_value(name: str) -> None:
     """Changing any value of a valid vector makes its independent check fail. (Fields of
@@ -105,6 +105,8 @@ def test_independent_checks_detect_every_changed_value(name: str) -> None:
                               if t["tcId"] == test["tcId"])
                 if isinstance(value, bool):
                     target[field] = not value
+                elif isinstance(value, dict):
+                    target[field] = {**value, "extra": 1}
                 elif isinstance(value, int):
                     target[field] = value + 1
                 elif isinstance(value, list):

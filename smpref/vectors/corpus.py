@@ -85,15 +85,14 @@ def verify(directory: Path, public_key: bytes = PUBLISHED_PUBLIC_KEY) -> list[Fi
     present = {p.relative_to(directory).as_posix() for p in directory.rglob("*.json")}
     for path in sorted(present - set(listed)):
         raise VectorError(f"{path}: not listed in {MANIFEST}")
-    reports = []
-    for path, digest in sorted(listed.items()):
-        data = (directory / path).read_bytes() if (directory / path).is_file() else None
-        if data is None:
+    contents: dict[str, bytes] = {}
+    for path, digest in sorted(listed.items()):  # every hash first: nothing unverified is read
+        if not (directory / path).is_file():
             raise VectorError(f"{path}: listed in {MANIFEST} but missing")
-        if hashlib.sha256(data).hexdigest() != digest:
+        contents[path] = (directory / path).read_bytes()
+        if hashlib.sha256(contents[path]).hexdigest() != digest:
             raise VectorError(f"{path}: SHA-256 does not match {MANIFEST}")
-        reports.append(_verify_file(directory, path, data))
-    return reports
+    return [_verify_file(directory, path, data) for path, data in sorted(contents.items())]
 
 
 def _verify_file(directory: Path, path: str, data: bytes) -> FileReport:
@@ -113,6 +112,8 @@ def _verify_file(directory: Path, path: str, data: bytes) -> FileReport:
         raise VectorError(f"{path}: its schema cannot be read ({exc})") from None
     except jsonschema.ValidationError as exc:
         raise VectorError(f"{path}: schema: {exc.message}") from None
+    except jsonschema.SchemaError as exc:
+        raise VectorError(f"{obj.get('schema')}: not a valid JSON Schema: {exc.message}") from None
     check = CHECKS.get(path)
     if check is None:
         raise VectorError(f"{path}: no independent check for this file")

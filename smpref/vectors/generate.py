@@ -277,3 +277,367 @@ def corpus() -> dict[str, Any]:
 
 def digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
+
+
+# --- ratchet ---------------------------------------------------------------------------------
+
+RATCHET = VectorSet(
+    name="ratchet",
+    algorithm="seed 003 queue ratchet",
+    header=("Records of one queue as the server stores and delivers them (QENC-1..QENC-10): "
+            "the sealed initial key, messages under one-time keys from a labelled HKDF-SHA512 "
+            "chain, ChaCha20-Poly1305 with aad 'SimpleXQueueRatchet' || kind || Int64 seq, and "
+            "key updates sealed to the owner (libsodium sealed box). A test delivers "
+            "'delivered' in order (all accepted) and then 'record', whose verdict is the test's "
+            "result, as the owner's mirror decides it (QENC-8).",),
+    test_fields={"ownerPrivateKey": "hex", "ownerPublicKey": "hex", "delivered": "strings",
+                 "record": "hex", "plaintext": "hex", "keyAfter": "hex", "reason": "string"},
+    optional=frozenset({"plaintext", "keyAfter", "reason"}),
+    notes={"Chain": "a step of a 64-message chain with key updates in the middle",
+           "Gap": "messages before this one were lost (expired)",
+           "Replay": "a record delivered again", "Reorder": "an older record after a newer",
+           "TamperedSeq": "the record's sequence number was changed",
+           "WrongLabel": "encrypted with a key derived under another label",
+           "WrongKind": "the record kind was changed",
+           "SealedSeq": "an update whose sealed sequence number differs from the record's"},
+)
+
+
+def ratchet_groups() -> list[Json]:
+    from smpref.crypto import ratchet as rt
+    from smpref.crypto.primitives import aead_encrypt, hkdf_sha512
+
+    random = SeededRandom(b"vectors ratchet")
+    owner = random(32)
+    owner_public = x25519_public(owner)
+    state, initial = rt.start(owner_public, random)
+    records: list[tuple[bytes, bytes, bytes]] = [(initial, b"", state.key)]
+    for i in range(64):
+        if i in (20, 45):
+            state, update = rt.update(state, owner_public, random)
+            records.append((update, b"", state.key))
+        body = b"message %d " % i + random(i % 7)
+        state, record = rt.encrypt(state, body)
+        records.append((record, body, state.key))
+    keys: dict[str, Any] = {"ownerPrivateKey": owner, "ownerPublicKey": owner_public}
+    chain = []
+    for n, (record, body, key_after) in enumerate(records):
+        chain.append(_test(f"record {n} of the chain", ["QENC-1", "QENC-2", "QENC-4", "QENC-5",
+                                                         "QENC-6", "QENC-10"],
+                           flags=["Chain"], delivered=[r.hex() for r, _, _ in records[:n]],
+                           record=record, plaintext=body, keyAfter=key_after, **keys))
+    # Verdicts (QENC-8) on a short prefix: Initial, m0, m1, m2.
+    prefix = [r for r, _, _ in records[:3]]
+    m2 = rt.decode_record(records[3][0])
+    record_type = rt.RatchetRecord
+    wrong_kind = record_type(kind=rt.RecordKind.Update, seq=m2.seq, payload=m2.payload)
+    tampered_seq = record_type(kind=m2.kind, seq=m2.seq + 1, payload=m2.payload)
+    # m2 again, encrypted with a key derived under a wrong label
+    state2 = rt.RatchetState(seq=3, key=records[2][2])
+    wrong_key = hkdf_sha512(b"", state2.key, b"SimpleXQueueRatchet msg", 32)
+    wrong_label = record_type(kind=m2.kind, seq=3, payload=aead_encrypt(
+        wrong_key, bytes(12), rt.record_aad(m2.kind, 3), records[3][1]))
+    update_at = next(i for i, (r, _, _) in enumerate(records) if rt.decode_record(
+        r).kind is rt.RecordKind.Update)
+    update_record = rt.decode_record(records[update_at][0])
+    sealed_seq = record_type(kind=update_record.kind, seq=update_record.seq + 1,
+                             payload=update_record.payload)
+    verdicts = [
+        _test("gap: m1 was lost", ["QENC-8", "QENC-9"], "acceptable", ["Gap"],
+              delivered=[r.hex() for r in prefix[:2]], record=records[3][0],
+              plaintext=records[3][1], keyAfter=records[3][2], **keys),
+        _test("gap before a key update", ["QENC-8", "QENC-9"], "acceptable", ["Gap"],
+              delivered=[r.hex() for r, _, _ in records[:update_at - 2]],
+              record=records[update_at][0], keyAfter=records[update_at][2], **keys),
+        _test("replay of m1", ["QENC-8"], "invalid", ["Replay"],
+              delivered=[r.hex() for r in prefix], record=records[2][0], reason="replay",
+              **keys),
+        _test("reorder: m1 after m2", ["QENC-8"], "invalid", ["Reorder"],
+              delivered=[r.hex() for r, _, _ in (records[0], records[1], records[3])],
+              record=records[2][0], reason="replay", **keys),
+        _test("tampered sequence number", ["QENC-8", "QENC-6"], "invalid", ["TamperedSeq"],
+              delivered=[r.hex() for r in prefix], record=tampered_seq.encode(),
+              reason="tampered", **keys),
+        _test("wrong label", ["QENC-8", "QENC-10"], "invalid", ["WrongLabel"],
+              delivered=[r.hex() for r in prefix], record=wrong_label.encode(),
+              reason="tampered", **keys),
+        _test("wrong kind", ["QENC-8", "QENC-6"], "invalid", ["WrongKind"],
+              delivered=[r.hex() for r in prefix], record=wrong_kind.encode(),
+              reason="tampered", **keys),
+        _test("sealed sequence number differs", ["QENC-8", "QENC-6"], "invalid",
+              ["SealedSeq"], delivered=[r.hex() for r, _, _ in records[:update_at]],
+              record=sealed_seq.encode(), reason="tampered", **keys),
+    ]
+    return [{"type": "RatchetChainTest", "tests": chain},
+            {"type": "RatchetVerdictTest", "tests": verdicts}]
+
+
+# --- auth ------------------------------------------------------------------------------------
+
+AUTH = VectorSet(
+    name="auth",
+    algorithm="SMP transmission authorization",
+    header=("Authorized bytes ss(sessionId) || ss(corrId) || ss(entityId) || command, Ed25519 "
+            "signatures over them, and X25519 authenticators crypto_box(X25519(queue key, "
+            "server session key), cbNonce(corrId), sha512(authorized)) (TRANS-5, TRANS-6, "
+            "AUTH-1). Each test gives the transmission as sent; 'verifyKey' and 'sessionId' "
+            "are what the server verifies with. RFC 8032 known answers first.",),
+    group_fields={"algorithm": "string"},
+    test_fields={"sessionId": "hex", "corrId": "hex", "entityId": "hex", "command": "hex",
+                 "authorized": "hex", "transmission": "hex", "verifyKey": "hex",
+                 "serverSessionPrivateKey": "hex", "privateKey": "hex", "message": "hex",
+                 "signature": "hex"},
+    optional=frozenset({"sessionId", "corrId", "entityId", "command", "authorized",
+                        "transmission", "verifyKey", "serverSessionPrivateKey", "privateKey",
+                        "message", "signature"}),
+    notes={"Ktv": "a published known-answer test (RFC 8032 section 7.1)",
+           "WrongKey": "verified with another key", "WrongSession": "made for another session"},
+)
+
+
+def auth_groups() -> list[Json]:
+    from smpref.crypto.auth import authenticator, sign
+    from smpref.crypto.primitives import ed25519_public, ed25519_sign
+    from smpref.wire import message_class
+    from smpref.wire.transmission import Transmission, authorized_bytes
+
+    random = SeededRandom(b"vectors auth")
+    seed = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
+    kat = [_test("RFC 8032 7.1 TEST 1", [], flags=["Ktv"], privateKey=seed,
+                 verifyKey=ed25519_public(seed), message=b"", signature=ed25519_sign(seed, b""))]
+    sub = message_class("SUB")()
+    ed, x = [], []
+    for case in ("valid", "wrong key", "wrong session"):
+        session, corr, entity = random(32), random(24), random(24)
+        command = sub.encode()
+        key = random(32)
+        signed_session = random(32) if case == "wrong session" else session
+        authorized = authorized_bytes(signed_session, corr, entity, command)
+        signature = sign(key, authorized)
+        verify_key = ed25519_public(random(32) if case == "wrong key" else key)
+        flags = {"wrong key": ["WrongKey"], "wrong session": ["WrongSession"]}.get(case, [])
+        ed.append(_test(f"Ed25519, {case}", ["TRANS-5", "TRANS-6", "AUTH-1"],
+                        "valid" if case == "valid" else "invalid", flags, sessionId=session,
+                        corrId=corr, entityId=entity, command=command,
+                        authorized=authorized_bytes(session, corr, entity, command),
+                        transmission=Transmission(signature, corr, entity, command).encode(),
+                        verifyKey=verify_key, signature=signature))
+        queue_secret, server_secret = random(32), random(32)
+        box = authenticator(queue_secret, x25519_public(server_secret), corr, authorized)
+        verify_queue = x25519_public(random(32) if case == "wrong key" else queue_secret)
+        x.append(_test(f"X25519 authenticator, {case}", ["TRANS-5", "TRANS-6", "AUTH-1"],
+                       "valid" if case == "valid" else "invalid", flags, sessionId=session,
+                       corrId=corr, entityId=entity, command=command,
+                       authorized=authorized_bytes(session, corr, entity, command),
+                       transmission=Transmission(box, corr, entity, command).encode(),
+                       verifyKey=verify_queue, serverSessionPrivateKey=server_secret,
+                       signature=box))
+    return [{"type": "SignatureTest", "algorithm": "Ed25519", "tests": kat + ed},
+            {"type": "AuthenticatorTest", "algorithm": "X25519", "tests": x}]
+
+
+SETS.update({s.name: (s, g) for s, g in ((RATCHET, ratchet_groups), (AUTH, auth_groups))})
+
+
+# --- block -----------------------------------------------------------------------------------
+
+BLOCK = VectorSet(
+    name="block",
+    algorithm="SMP transport blocks",
+    header=("Padding (ENC-1), block content count(1) 1*Large(transmission) (TRANS-3) in a "
+            "padded 16384-byte block (TRANS-2), and the block encryption chain of smp-wire "
+            "2.4 (TRANS-10): chain keys from the session ID and the X25519 secret of the "
+            "session keys, then per block a secretbox of the content padded to 16368 bytes.",),
+    test_fields={"content": "hex", "paddedSize": "int", "padded": "hex",
+                 "transmissions": "strings", "block": "hex", "sessionId": "hex",
+                 "clientPrivateKey": "hex", "serverPrivateKey": "hex", "ck1": "hex",
+                 "ck2": "hex", "contents": "strings", "blocks": "strings",
+                 "direction": "string"},
+    optional=frozenset({"content", "paddedSize", "padded", "transmissions", "block",
+                        "sessionId", "clientPrivateKey", "serverPrivateKey", "ck1", "ck2",
+                        "contents", "blocks", "direction"}),
+    notes={"EmptyBatch": "a count of zero", "Trailing": "bytes after the last transmission",
+           "Overlong": "a length that runs past the content",
+           "Tampered": "a ciphertext byte was changed", "Reordered": "blocks out of order"},
+)
+
+
+def block_groups() -> list[Json]:
+    from smpref.crypto.block_chain import BlockChain, chain_keys
+    from smpref.crypto.primitives import x25519
+    from smpref.wire.transmission import encode_batch, encode_block, pad
+
+    random = SeededRandom(b"vectors block")
+    pads = [_test(f"pad {len(c)} bytes to {n}", ["ENC-1"], content=c, paddedSize=n,
+                  padded=pad(c, n)) for c, n in ((b"", 2), (b"abc", 8), (random(100), 256))]
+    batch_items = [[random(40)], [random(10), b"", random(300)]]
+    batches = [_test(f"{len(items)} transmissions", ["TRANS-2", "TRANS-3"],
+                     transmissions=[t.hex() for t in items], content=encode_batch(items),
+                     block=encode_block(items)) for items in batch_items]
+    good = encode_batch([b"abc"])
+    batches += [
+        _test("count 0", ["TRANS-3"], "invalid", ["EmptyBatch"], content=b"\x00"),
+        _test("a byte after the last transmission", ["TRANS-3"], "invalid", ["Trailing"],
+              content=good + b"\x00"),
+        _test("length past the end", ["TRANS-3"], "invalid", ["Overlong"],
+              content=b"\x01\x00\x09abc"),
+    ]
+    chains = []
+    session, client, server = random(32), random(32), random(32)
+    ck1, ck2 = chain_keys(session, x25519(client, x25519_public(server)))
+    for direction, ck in (("server to client", ck1), ("client to server", ck2)):
+        contents = [encode_batch([random(20 + 50 * i)]) for i in range(3)]
+        chain = BlockChain(ck)
+        blocks = [chain.encrypt(c) for c in contents]
+        common: dict[str, Any] = {
+                  "sessionId": session, "clientPrivateKey": client, "serverPrivateKey": server,
+                  "ck1": ck1, "ck2": ck2, "direction": direction}
+        chains.append(_test(f"three blocks, {direction}", ["TRANS-10"],
+                            contents=[c.hex() for c in contents],
+                            blocks=[b.hex() for b in blocks], **common))
+        if direction == "server to client":
+            tampered = bytearray(blocks[1])
+            tampered[100] ^= 1
+            chains += [
+                _test("second block tampered", ["TRANS-10"], "invalid", ["Tampered"],
+                      contents=[c.hex() for c in contents[:2]],
+                      blocks=[blocks[0].hex(), bytes(tampered).hex()], **common),
+                _test("blocks out of order", ["TRANS-10"], "invalid", ["Reordered"],
+                      contents=[c.hex() for c in contents[:2]],
+                      blocks=[blocks[1].hex(), blocks[0].hex()], **common),
+            ]
+    return [{"type": "PadTest", "tests": pads}, {"type": "BatchTest", "tests": batches},
+            {"type": "BlockChainTest", "tests": chains}]
+
+
+SETS[BLOCK.name] = (BLOCK, block_groups)
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+ENCODING = VectorSet(
+    name="encoding",
+    algorithm="SMP command and response encodings",
+    header=("Every command and response of spec/commands.smpn, with every optional field "
+            "present and absent, and bodies that must be rejected: ERR CMD UNKNOWN for an "
+            "undefined tag, ERR CMD SYNTAX otherwise (ENC-1..ENC-10). 'fields' is the JSON "
+            "form of docs/cli.md (hex bytes, keys as algorithm and raw key).",),
+    test_fields={"tag": "string", "fields": "object", "encoded": "hex", "error": "string"},
+    optional=frozenset({"tag", "fields", "error"}),
+    notes={"AllFields": "every Maybe present", "NoOptional": "every Maybe absent",
+           "UnknownTag": "an undefined tag", "Truncated": "the last byte removed",
+           "Extended": "one byte added", "BadByte": "a Maybe, Bool, enum or key byte is wrong"},
+)
+
+
+def _sample(codec: Any, random: SeededRandom, full: bool) -> Any:
+    from smpref.wire import codecs as c
+
+    if isinstance(codec, c.BoolCodec):
+        return random(1)[0] % 2 == 0
+    if isinstance(codec, c.IntCodec):
+        return int.from_bytes(random(2), "big") % (codec.high + 1)
+    if isinstance(codec, c.BytesCodec):
+        if codec.size is not None:
+            return random(codec.size)
+        return random(24 if codec.prefix == 1 else 40)
+    if isinstance(codec, c.TextCodec):
+        return "text " + random(4).hex()
+    if isinstance(codec, c.KeyCodec):
+        from smpref.wire import PublicKey
+
+        algorithms = sorted(codec.allowed, key=lambda a: a.label)
+        alg = algorithms[random(1)[0] % len(algorithms)]
+        return PublicKey(alg, random(alg.raw_length))
+    if isinstance(codec, c.MaybeCodec):
+        return _sample(codec.inner, random, full) if full else None
+    if isinstance(codec, c.ListCodec):
+        return tuple(_sample(codec.inner, random, full) for _ in range(2 if full else 1))
+    if isinstance(codec, c.FramedCodec):
+        return _sample(codec.inner, random, full)
+    if isinstance(codec, c.EnumCodec):
+        members = list(codec.enum_type)
+        return members[random(1)[0] % len(members)]
+    if isinstance(codec, c.UnionCodec):
+        variants = sorted(codec.variants.values(), key=lambda v: (len(v.fields), v.tag))
+        return _sample(variants[0], random, full)  # the simplest; ERR covers every variant
+    if isinstance(codec, c.StructCodec):
+        return codec.cls(**{f.attr: _sample(f.codec, random, full) for f in codec.fields})
+    raise TypeError(codec)
+
+
+def encoding_groups() -> list[Json]:
+    from smpref.wire import SCHEMA, message_class, message_to_json
+
+    random = SeededRandom(b"vectors encoding")
+    valid: list[Json] = []
+
+    def add(message: Any, comment: str, flags: list[str]) -> None:
+        form = message_to_json(message)
+        reqs = [*message.DEF.requirements, "ENC-1", "ENC-6", "ENC-10"]
+        valid.append(_test(comment, reqs, flags=flags, tag=form["tag"], fields=form["fields"],
+                           encoded=message.encode()))
+
+    for codec in SCHEMA.messages.values():
+        tag = codec.definition.tag
+        add(_sample(codec, random, True), f"{tag}, every field", ["AllFields"])
+        if any(f.codec.type_name.startswith("Maybe") for f in codec.fields):
+            add(_sample(codec, random, False), f"{tag}, no optional field", ["NoOptional"])
+    from smpref.wire.codecs import UnionCodec
+
+    error_type = SCHEMA.codecs["ErrorType"]
+    assert isinstance(error_type, UnionCodec)
+    err = message_class("ERR")
+    for variant in sorted(error_type.variants.values(), key=lambda v: v.tag):
+        add(err(error=_sample(variant, random, True)), f"ERR {variant.tag.decode()}", [])
+    return [{"type": "EncodingTest", "tests": valid + _encoding_rejections(valid)}]
+
+
+def _encoding_rejections(valid: list[Json]) -> list[Json]:
+    """Bodies smpref must reject, with the ERR its decoder answers (ENC-2, ENC-3, ENC-7)."""
+    from smpref.notation import load, message_open_ended
+
+    invalid: list[Json] = []
+
+    def reject(data: bytes, comment: str, flags: list[str]) -> None:
+        """The error is what smpref's decoder answers (ENC-7); it must answer one."""
+        from smpref.errors import UnknownCommandError, WireError
+        from smpref.wire import decode_message
+
+        try:
+            decode_message(data)
+        except UnknownCommandError:
+            error = "UNKNOWN"
+        except WireError:
+            error = "SYNTAX"
+        else:
+            raise AssertionError(f"{comment}: smpref accepts it")
+        invalid.append(_test(comment, ["ENC-2", "ENC-3", "ENC-7"], "invalid", flags,
+                             encoded=data, error=error))
+
+    reject(b"FOO", "unknown tag", ["UnknownTag"])
+    reject(b"send F x", "tags are upper case", ["UnknownTag"])
+    defs = load()
+    for test in list(valid):
+        data = bytes.fromhex(test["encoded"])
+        definition = defs.messages[test["tag"]]
+        if test["tag"] == "ERR" or message_open_ended(defs, definition):
+            continue  # a cut inside a field that reads to the end is another valid body (ENC-9)
+        if "NoOptional" in test["flags"] and any(t["tag"] == test["tag"] and "AllFields"
+                                                 in t["flags"] for t in valid):
+            continue
+        reject(data[:-1], f"{test['tag']} truncated", ["Truncated"])
+        reject(data + b"\x00", f"{test['tag']} extended", ["Extended"])
+    new = next(bytes.fromhex(t["encoded"]) for t in valid if t["tag"] == "NEW"
+               and "NoOptional" in t["flags"])
+    reject(new[:-3] + b"2" + new[-2:], "NEW with a Maybe byte '2'", ["BadByte"])
+    reject(b"SEND X body", "SEND with a Bool byte 'X'", ["BadByte"])
+    reject(b"KEY " + bytes([44]) + bytes(44), "KEY with a DER that is no key", ["BadByte"])
+    reject(b"ERR CMD SYNTAXX", "ERR with an unknown CommandError", ["BadByte"])
+    reject(b"ERR NOPE", "ERR with an unknown ErrorType", ["BadByte"])
+    reject(b"SUB ", "SUB followed by a space", ["Extended"])
+    reject(b"SEND", "SEND without its fields", ["Truncated"])
+    return invalid
+
+
+SETS[ENCODING.name] = (ENCODING, encoding_groups)

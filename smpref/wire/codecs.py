@@ -511,7 +511,7 @@ class UnionCodec(Codec):
 
     def __init__(self, type_name: str) -> None:
         self.type_name = type_name
-        self.variants: dict[bytes, StructCodec] = {}
+        self.variants: dict[bytes, VariantCodec] = {}
         self.base: type[Struct] = Struct
 
     def read(self, r: Reader) -> Struct:

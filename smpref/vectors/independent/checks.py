@@ -17,10 +17,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from smpref.vectors.independent import salsa
+from smpref.vectors.independent import decoder, salsa
 
 
 class VectorCheckError(Exception):
@@ -218,9 +221,215 @@ def check_short_link(vectors: dict[str, Any]) -> int:
     return int(vectors["numberOfTests"])
 
 
+# --- ratchet (QENC) --------------------------------------------------------------------------
+
+_LABEL = b"SimpleXQueueRatchet "
+
+
+def _expand(prk: bytes, label: bytes) -> bytes:
+    return hmac.digest(prk, label + b"\x01", "sha512")[:32]  # one SHA-512 block is enough
+
+
+def _sealed_open(owner: bytes, payload: bytes) -> bytes | None:
+    """libsodium crypto_box_seal_open, from its construction."""
+    if len(payload) < 48:
+        return None
+    epk = payload[:32]
+    nonce = hashlib.blake2b(epk + _x25519_public(owner), digest_size=24).digest()
+    key = salsa.hsalsa20(_x25519(owner, epk), bytes(16))
+    return salsa.secretbox_open(key, nonce, payload[32:])
+
+
+class _Mirror:
+    """The owner's ratchet mirror, from spec/queue-encryption.md (QENC-8)."""
+
+    def __init__(self, owner: bytes) -> None:
+        self.owner, self.next, self.key = owner, 0, b""
+
+    def receive(self, data: bytes) -> tuple[str, bytes, str]:
+        """(verdict, plaintext, reason); the state changes only when not invalid."""
+        if len(data) < 9 or data[:1] not in (b"I", b"M", b"U", b"Q"):
+            return "invalid", b"", "malformed"
+        kind, seq, payload = data[:1], int.from_bytes(data[1:9], "big", signed=True), data[9:]
+        if kind == b"Q":
+            return ("valid", b"", "") if seq >= self.next else ("invalid", b"", "replay")
+        if seq < self.next:
+            return "invalid", b"", "replay"
+        if kind == b"I":
+            secret = self._secret(seq, payload) if seq == 0 else None
+            if secret is None:
+                return "invalid", b"", "tampered"
+            self.key, self.next = secret, 1
+            return "valid", b"", ""
+        skipped, key = seq - self.next, self.key
+        for _ in range(skipped):
+            key = _expand(hmac.digest(bytes(64), key, "sha512"), _LABEL + b"next")
+        prk = hmac.digest(bytes(64), key, "sha512")
+        verdict = "acceptable" if skipped else "valid"
+        if kind == b"U":
+            randomness = self._secret(seq, payload)
+            if randomness is None:
+                return "invalid", b"", "tampered"
+            rotation = _expand(prk, _LABEL + b"rotation")
+            self.key = _hkdf("SHA-512", randomness, rotation, _LABEL + b"update", 32)
+            self.next = seq + 1
+            return verdict, b"", ""
+        aad = b"SimpleXQueueRatchet" + kind + data[1:9]
+        try:
+            body = ChaCha20Poly1305(_expand(prk, _LABEL + b"message")).decrypt(bytes(12),
+                                                                               payload, aad)
+        except InvalidTag:
+            return "invalid", b"", "tampered"
+        self.key, self.next = _expand(prk, _LABEL + b"next"), seq + 1
+        return verdict, body, ""
+
+    def _secret(self, seq: int, payload: bytes) -> bytes | None:
+        plaintext = _sealed_open(self.owner, payload)
+        if plaintext is None or len(plaintext) != 40:
+            return None
+        if int.from_bytes(plaintext[:8], "big", signed=True) != seq:
+            return None
+        return plaintext[8:]
+
+
+def check_ratchet(vectors: dict[str, Any]) -> int:
+    for _, t in _tests(vectors):
+        owner = _h(t, "ownerPrivateKey")
+        _expect(_x25519_public(owner) == _h(t, "ownerPublicKey"), t, "owner key pair differs")
+        mirror = _Mirror(owner)
+        for i, earlier in enumerate(t["delivered"]):
+            verdict, _, reason = mirror.receive(bytes.fromhex(earlier))
+            _expect(verdict != "invalid", t, f"delivered record {i} is rejected ({reason})")
+        verdict, body, reason = mirror.receive(_h(t, "record"))
+        _expect(verdict == t["result"], t, f"verdict {verdict}, the vector says {t['result']}")
+        if verdict == "invalid":
+            _expect(reason == t["reason"], t, f"rejected as {reason}, not {t['reason']}")
+            continue
+        _expect(body == _h(t, "plaintext") if "plaintext" in t else not body, t,
+                "plaintext differs")
+        _expect(mirror.key == _h(t, "keyAfter"), t, "the ratchet key after it differs")
+    return int(vectors["numberOfTests"])
+
+
+# --- auth -----------------------------------------------------------------------------------
+
+
+def _ss(data: bytes) -> bytes:
+    return bytes([len(data)]) + data
+
+
+def check_auth(vectors: dict[str, Any]) -> int:
+    for group, t in _tests(vectors):
+        if "Ktv" in t["flags"]:
+            key = Ed25519PrivateKey.from_private_bytes(_h(t, "privateKey"))
+            _expect(key.sign(_h(t, "message")) == _h(t, "signature"), t, "signature differs")
+            _expect(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+                    == _h(t, "verifyKey"), t, "public key differs")
+            continue
+        session, corr, entity = _h(t, "sessionId"), _h(t, "corrId"), _h(t, "entityId")
+        command, signature = _h(t, "command"), _h(t, "signature")
+        authorized = _ss(session) + _ss(corr) + _ss(entity) + command
+        _expect(authorized == _h(t, "authorized"), t, "authorized bytes differ")
+        _expect(_ss(signature) + b"0" + _ss(corr) + _ss(entity) + command
+                == _h(t, "transmission"), t, "transmission bytes differ")
+        if group["algorithm"] == "Ed25519":
+            try:
+                Ed25519PublicKey.from_public_bytes(_h(t, "verifyKey")).verify(signature,
+                                                                              authorized)
+                ok = True
+            except InvalidSignature:
+                ok = False
+        else:
+            shared = _x25519(_h(t, "serverSessionPrivateKey"), _h(t, "verifyKey"))
+            expected = salsa.secretbox(salsa.hsalsa20(shared, bytes(16)), _cb_nonce(corr),
+                                       hashlib.sha512(authorized).digest())
+            ok = hmac.compare_digest(expected, signature)
+        _expect(ok == (t["result"] == "valid"), t, f"verifies: {ok}, vector: {t['result']}")
+    return int(vectors["numberOfTests"])
+
+
+# --- block ----------------------------------------------------------------------------------
+
+
+def _pad(content: bytes, size: int) -> bytes:
+    return len(content).to_bytes(2, "big") + content + b"#" * (size - 2 - len(content))
+
+
+def _batch(content: bytes) -> list[bytes] | None:
+    """Block content as transmissions, or None when it is malformed (TRANS-3)."""
+    if not content or content[0] == 0:
+        return None
+    items, pos = [], 1
+    for _ in range(content[0]):
+        if pos + 2 > len(content):
+            return None
+        n = int.from_bytes(content[pos : pos + 2], "big")
+        if pos + 2 + n > len(content):
+            return None
+        items.append(content[pos + 2 : pos + 2 + n])
+        pos += 2 + n
+    return items if pos == len(content) else None
+
+
+def check_block(vectors: dict[str, Any]) -> int:
+    for group, t in _tests(vectors):
+        if group["type"] == "PadTest":
+            _expect(_pad(_h(t, "content"), t["paddedSize"]) == _h(t, "padded"), t, "padding")
+        elif group["type"] == "BatchTest":
+            items = _batch(_h(t, "content"))
+            if t["result"] == "invalid":
+                _expect(items is None, t, "malformed content parses")
+                continue
+            _expect(items == [bytes.fromhex(x) for x in t["transmissions"]], t, "batch")
+            _expect(_pad(_h(t, "content"), 16384) == _h(t, "block"), t, "block padding")
+        else:
+            _check_chain(t)
+    return int(vectors["numberOfTests"])
+
+
+def _check_chain(t: dict[str, Any]) -> None:
+    secret = _x25519(_h(t, "clientPrivateKey"), _x25519_public(_h(t, "serverPrivateKey")))
+    okm = _hkdf("SHA-512", _h(t, "sessionId"), secret, b"SimpleXSbChainInit", 64)
+    _expect(okm[:32] == _h(t, "ck1") and okm[32:] == _h(t, "ck2"), t, "chain keys differ")
+    chains = {"server to client": okm[:32], "client to server": okm[32:]}
+    _expect(t["direction"] in chains, t, f"unknown direction {t['direction']!r}")
+    ck = chains[t["direction"]]
+    ok = True
+    for content, block in zip(t["contents"], t["blocks"], strict=True):
+        step = _hkdf("SHA-512", b"", ck, b"SimpleXSbChain", 88)
+        ck, key, nonce = step[:32], step[32:64], step[64:]
+        opened = salsa.secretbox_open(salsa.hsalsa20(key, bytes(16)), nonce,
+                                      bytes.fromhex(block))
+        if opened is None or _unpad(opened) != bytes.fromhex(content):
+            ok = False
+            break
+        _expect(len(bytes.fromhex(block)) == 16384 and len(opened) == 16368, t, "block size")
+    _expect(ok == (t["result"] == "valid"), t, f"chain opens: {ok}, vector: {t['result']}")
+
+
+# --- encoding -------------------------------------------------------------------------------
+
+
+def check_encoding(vectors: dict[str, Any]) -> int:
+    for _, t in _tests(vectors):
+        try:
+            decoded = decoder.decode(_h(t, "encoded"))
+        except decoder.MalformedError as exc:
+            _expect(t["result"] == "invalid", t, f"a valid body is rejected: {exc}")
+            _expect(exc.unknown == (t["error"] == "UNKNOWN"), t, "the error kind differs")
+            continue
+        _expect(t["result"] == "valid", t, "an invalid body decodes")
+        _expect(decoded == {"tag": t["tag"], "fields": t["fields"]}, t, "decoded fields differ")
+    return int(vectors["numberOfTests"])
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], int]] = {
     "hkdf.json": check_hkdf,
     "link.json": check_link,
     "link-response.json": check_link_response,
     "short-link.json": check_short_link,
+    "ratchet.json": check_ratchet,
+    "auth.json": check_auth,
+    "block.json": check_block,
+    "encoding.json": check_encoding,
 }

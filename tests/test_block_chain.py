@@ -1,0 +1,43 @@
+"""Transport block encryption (TRANS-10): both directions, and tampered or reordered blocks."""
+
+from __future__ import annotations
+
+import pytest
+
+from reqs import req
+from smpref.crypto.block_chain import BlockChain, chain_keys
+from smpref.crypto.primitives import x25519, x25519_public
+from smpref.errors import BlockError
+from smpref.wire.transmission import BLOCK_SIZE, encode_batch
+
+
+@req("TRANS-10", "TRANS-2")
+def test_server_and_client_chains_interlock() -> None:
+    session, client, server = b"s" * 32, b"c" * 32, b"v" * 32
+    server_side = chain_keys(session, x25519(server, x25519_public(client)))
+    client_side = chain_keys(session, x25519(client, x25519_public(server)))
+    assert server_side == client_side
+    server_send, server_receive = BlockChain(server_side[0]), BlockChain(server_side[1])
+    client_receive, client_send = BlockChain(client_side[0]), BlockChain(client_side[1])
+    for n in range(3):
+        content = encode_batch([b"x" * (10 + n)])
+        block = server_send.encrypt(content)
+        assert len(block) == BLOCK_SIZE
+        assert client_receive.decrypt(block) == content
+        assert server_receive.decrypt(client_send.encrypt(content)) == content
+
+
+@req("TRANS-10")
+def test_tampered_and_reordered_blocks_are_rejected_without_advancing() -> None:
+    sender, receiver = BlockChain(b"k" * 32), BlockChain(b"k" * 32)
+    first, second = sender.encrypt(b"\x01\x00\x01a"), sender.encrypt(b"\x01\x00\x01b")
+    with pytest.raises(BlockError):
+        receiver.decrypt(second)  # reordered
+    tampered = bytearray(first)
+    tampered[-1] ^= 1
+    with pytest.raises(BlockError):
+        receiver.decrypt(bytes(tampered))
+    with pytest.raises(BlockError):
+        receiver.decrypt(first[:-1])
+    assert receiver.decrypt(first) == b"\x01\x00\x01a"
+    assert receiver.decrypt(second) == b"\x01\x00\x01b"
