@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from reqs import req
+
 from smpref.crypto.block_chain import BlockChain, chain_keys
 from smpref.crypto.primitives import x25519, x25519_public
 from smpref.errors import BlockError
