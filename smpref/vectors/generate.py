@@ -133,7 +133,7 @@ def link_groups() -> list[Json]:
         nonce = random(24)
         sealed = seal_part(sb_key, nonce, plaintext)
         valid.append(_test(f"link part {i}: {len(plaintext)}-byte plaintext",
-                           ["LINK-1", "LINK-2", "LINK-3", "LINK-4"],
+                           ["LINK-1", "LINK-2", "LINK-3", "LINK-4", "DIV-2", "DIV-8", "DIV-13"],
                            linkPrivateKey=keys.pk, linkPublicKey=keys.k, linkId=keys.link_id,
                            sbKey=sb_key, nonce=nonce, plaintext=plaintext, sealed=sealed,
                            decryptKey=keys.pk))
@@ -194,7 +194,8 @@ def link_response_groups() -> list[Json]:
             "linkPrivateKey": keys.pk, "linkPublicKey": keys.k, "corrId": corr_id,
             "nonce": cb_nonce(corr_id), "queueLink": plain}
         flags = ["ShortCorrId"] if len(corr_id) < 24 else []
-        tests.append(_test(f"LINK {i}", ["LINK-9", "LINK-10"], flags=flags, sealed=sealed,
+        tests.append(_test(f"LINK {i}", ["LINK-9", "LINK-10", "DIV-3", "DIV-12"], flags=flags,
+                           sealed=sealed,
                            openCorrId=corr_id, **common))
         if i == 0:
             tampered = bytearray(sealed)
@@ -248,10 +249,12 @@ def short_link_groups() -> list[Json]:
         try:
             link = parse_short_link(text)
         except UriSyntaxError as exc:
-            tests.append(_test(f"rejected: {exc.what}", reqs, "invalid", flags, link=text,
-                               errorColumn=exc.column))
+            extra = ["DIV-2"] if "Deployed" in flags else ["DIV-26"] if "?x=" in text else []
+            tests.append(_test(f"rejected: {exc.what}", [*reqs, *extra], "invalid", flags,
+                               link=text, errorColumn=exc.column))
             continue
-        tests.append(_test("accepted", [*reqs, "SLINK-10"], "valid", flags, link=text,
+        tests.append(_test("accepted", [*reqs, "SLINK-6", "SLINK-10", "DIV-1", "DIV-25"],
+                           "valid", flags, link=text,
                            canonical=link.canonical(), type=link.link_type.name.lower(),
                            hosts=list(link.hosts), port=link.effective_port,
                            fingerprint=link.fingerprint or b"", linkKey=link.link_key,
@@ -291,8 +294,11 @@ RATCHET = VectorSet(
             "'delivered' in order (all accepted) and then 'record', whose verdict is the test's "
             "result, as the owner's mirror decides it (QENC-8).",),
     test_fields={"ownerPrivateKey": "hex", "ownerPublicKey": "hex", "delivered": "strings",
-                 "record": "hex", "plaintext": "hex", "keyAfter": "hex", "reason": "string"},
-    optional=frozenset({"plaintext", "keyAfter", "reason"}),
+                 "record": "hex", "plaintext": "hex", "keyAfter": "hex", "reason": "string",
+                 "serverQueuePrivateKey": "hex", "msgId": "hex", "timestamp": "int",
+                 "notification": "bool", "last": "bool", "encBody": "hex"},
+    optional=frozenset({"plaintext", "keyAfter", "reason", "delivered", "serverQueuePrivateKey",
+                        "msgId", "timestamp", "notification", "last", "encBody"}),
     notes={"Chain": "a step of a 64-message chain with key updates in the middle",
            "Gap": "messages before this one were lost (expired)",
            "Replay": "a record delivered again", "Reorder": "an older record after a newer",
@@ -322,8 +328,9 @@ def ratchet_groups() -> list[Json]:
     keys: dict[str, Any] = {"ownerPrivateKey": owner, "ownerPublicKey": owner_public}
     chain = []
     for n, (record, body, key_after) in enumerate(records):
-        chain.append(_test(f"record {n} of the chain", ["QENC-1", "QENC-2", "QENC-4", "QENC-5",
-                                                         "QENC-6", "QENC-10"],
+        chain.append(_test(f"record {n} of the chain", ["QENC-1", "QENC-2", "QENC-3", "QENC-4",
+                                                         "QENC-5", "QENC-6", "QENC-10", "DIV-27",
+                                                         "DIV-28"],
                            flags=["Chain"], delivered=[r.hex() for r, _, _ in records[:n]],
                            record=record, plaintext=body, keyAfter=key_after, **keys))
     # Verdicts (QENC-8) on a short prefix: Initial, m0, m1, m2.
@@ -343,7 +350,7 @@ def ratchet_groups() -> list[Json]:
     sealed_seq = record_type(kind=update_record.kind, seq=update_record.seq + 1,
                              payload=update_record.payload)
     verdicts = [
-        _test("gap: m1 was lost", ["QENC-8", "QENC-9"], "acceptable", ["Gap"],
+        _test("gap: m1 was lost", ["QENC-8", "QENC-9", "DIV-30"], "acceptable", ["Gap"],
               delivered=[r.hex() for r in prefix[:2]], record=records[3][0],
               plaintext=records[3][1], keyAfter=records[3][2], **keys),
         _test("gap before a key update", ["QENC-8", "QENC-9"], "acceptable", ["Gap"],
@@ -369,7 +376,34 @@ def ratchet_groups() -> list[Json]:
               record=sealed_seq.encode(), reason="tampered", **keys),
     ]
     return [{"type": "RatchetChainTest", "tests": chain},
-            {"type": "RatchetVerdictTest", "tests": verdicts}]
+            {"type": "RatchetVerdictTest", "tests": verdicts},
+            {"type": "MsgBodyTest", "tests": _msg_bodies(random, owner, records)}]
+
+
+def _msg_bodies(random: SeededRandom, owner: bytes, records: list[Any]) -> list[Json]:
+    """MSG's encBody (QENC-7): RcvMessage padded to 16106 and boxed with rcvDhSecret."""
+    from smpref.crypto.primitives import box_key, secretbox
+    from smpref.wire.transmission import pad
+
+    rcv_message = type_class("RcvMessage")
+    flags = type_class("RcvMsgFlags")
+    from smpref.crypto.ratchet import decode_record
+
+    tests = []
+    for n, (record, _, _) in enumerate(records[:3]):
+        server = random(32)
+        msg_id, timestamp = random(24), 1_767_225_600 + n
+        notification, last = n == 1, n == 2
+        body = rcv_message(timestamp=timestamp, flags=flags(notification=notification,
+                                                             last=last),
+                           record=decode_record(record)).encode()
+        enc = secretbox(box_key(x25519_public(owner), server), msg_id, pad(body, 16106))
+        tests.append(_test(f"MSG body {n}", ["QENC-7", "ROT-4", "DIV-21", "DIV-27", "DIV-29"],
+                           ownerPrivateKey=owner, ownerPublicKey=x25519_public(owner),
+                           serverQueuePrivateKey=server, msgId=msg_id, timestamp=timestamp,
+                           notification=notification, last=last, record=record,
+                           encBody=enc))
+    return tests
 
 
 # --- auth ------------------------------------------------------------------------------------
@@ -416,7 +450,7 @@ def auth_groups() -> list[Json]:
         signature = sign(key, authorized)
         verify_key = ed25519_public(random(32) if case == "wrong key" else key)
         flags = {"wrong key": ["WrongKey"], "wrong session": ["WrongSession"]}.get(case, [])
-        ed.append(_test(f"Ed25519, {case}", ["TRANS-5", "TRANS-6", "AUTH-1"],
+        ed.append(_test(f"Ed25519, {case}", ["TRANS-4", "TRANS-5", "TRANS-6", "AUTH-1"],
                         "valid" if case == "valid" else "invalid", flags, sessionId=session,
                         corrId=corr, entityId=entity, command=command,
                         authorized=authorized_bytes(session, corr, entity, command),
@@ -425,7 +459,8 @@ def auth_groups() -> list[Json]:
         queue_secret, server_secret = random(32), random(32)
         box = authenticator(queue_secret, x25519_public(server_secret), corr, authorized)
         verify_queue = x25519_public(random(32) if case == "wrong key" else queue_secret)
-        x.append(_test(f"X25519 authenticator, {case}", ["TRANS-5", "TRANS-6", "AUTH-1"],
+        x.append(_test(f"X25519 authenticator, {case}", ["TRANS-4", "TRANS-5", "TRANS-6",
+                                                          "AUTH-1"],
                        "valid" if case == "valid" else "invalid", flags, sessionId=session,
                        corrId=corr, entityId=entity, command=command,
                        authorized=authorized_bytes(session, corr, entity, command),
@@ -471,7 +506,7 @@ def block_groups() -> list[Json]:
     pads = [_test(f"pad {len(c)} bytes to {n}", ["ENC-1"], content=c, paddedSize=n,
                   padded=pad(c, n)) for c, n in ((b"", 2), (b"abc", 8), (random(100), 256))]
     batch_items = [[random(40)], [random(10), b"", random(300)]]
-    batches = [_test(f"{len(items)} transmissions", ["TRANS-2", "TRANS-3"],
+    batches = [_test(f"{len(items)} transmissions", ["TRANS-2", "TRANS-3", "ENC-9"],
                      transmissions=[t.hex() for t in items], content=encode_batch(items),
                      block=encode_block(items)) for items in batch_items]
     good = encode_batch([b"abc"])
@@ -566,6 +601,15 @@ def _sample(codec: Any, random: SeededRandom, full: bool) -> Any:
     raise TypeError(codec)
 
 
+# Rules and divergences each message's bytes also show (spec/encoding.md, divergences.md).
+_EXTRA_ENCODING_REQUIREMENTS = {
+    "NEW": ("ENC-5", "DIV-5", "DIV-6", "QUEUE-7", "DIV-15"), "KEY": ("ENC-5",),
+    "SKEY": ("ENC-5",), "LGET": ("ENC-5", "DIV-4"), "LSET": ("DIV-7", "QUEUE-7", "DIV-15"),
+    "IDS": ("ENC-5", "DIV-11"),
+    "COUNT": ("DIV-19",), "ERR": ("ENC-8", "CMD-20"), "SUB": ("DIV-22",),
+}
+
+
 def encoding_groups() -> list[Json]:
     from smpref.wire import SCHEMA, message_class, message_to_json
 
@@ -574,7 +618,8 @@ def encoding_groups() -> list[Json]:
 
     def add(message: Any, comment: str, flags: list[str]) -> None:
         form = message_to_json(message)
-        reqs = [*message.DEF.requirements, "ENC-1", "ENC-6", "ENC-10"]
+        reqs = [*message.DEF.requirements, "ENC-1", "ENC-6", "ENC-10", "CMD-1", "CMD-3",
+                *_EXTRA_ENCODING_REQUIREMENTS.get(message.TAG, ())]
         valid.append(_test(comment, reqs, flags=flags, tag=form["tag"], fields=form["fields"],
                            encoded=message.encode()))
 
@@ -599,7 +644,7 @@ def _encoding_rejections(valid: list[Json]) -> list[Json]:
 
     invalid: list[Json] = []
 
-    def reject(data: bytes, comment: str, flags: list[str]) -> None:
+    def reject(data: bytes, comment: str, flags: list[str], extra: tuple[str, ...] = ()) -> None:
         """The error is what smpref's decoder answers (ENC-7); it must answer one."""
         from smpref.errors import UnknownCommandError, WireError
         from smpref.wire import decode_message
@@ -612,7 +657,7 @@ def _encoding_rejections(valid: list[Json]) -> list[Json]:
             error = "SYNTAX"
         else:
             raise AssertionError(f"{comment}: smpref accepts it")
-        invalid.append(_test(comment, ["ENC-2", "ENC-3", "ENC-7"], "invalid", flags,
+        invalid.append(_test(comment, ["ENC-2", "ENC-3", "ENC-7", *extra], "invalid", flags,
                              encoded=data, error=error))
 
     reject(b"FOO", "unknown tag", ["UnknownTag"])
@@ -636,8 +681,83 @@ def _encoding_rejections(valid: list[Json]) -> list[Json]:
     reject(b"ERR CMD SYNTAXX", "ERR with an unknown CommandError", ["BadByte"])
     reject(b"ERR NOPE", "ERR with an unknown ErrorType", ["BadByte"])
     reject(b"SUB ", "SUB followed by a space", ["Extended"])
+    reject(b"ERR CMD NO_QUEUE", "deployed's legacy NO_QUEUE spelling", ["BadByte"], ("DIV-23",))
+    reject(b"SEND TF x", "a second SEND flag character", ["BadByte"], ("DIV-23",))
     reject(b"SEND", "SEND without its fields", ["Truncated"])
     return invalid
 
 
 SETS[ENCODING.name] = (ENCODING, encoding_groups)
+
+
+# --- address ---------------------------------------------------------------------------------
+
+ADDRESS = VectorSet(
+    name="address",
+    algorithm="SMP server addresses and queue URIs",
+    header=("Server addresses and queue URIs as deployed (URI-1..URI-10): parsed fields and "
+            "deployed's canonical rendering (padded base64url, percent-encoded query values, "
+            "extra hosts in srv= when the minimum client version is below 2, k=s for "
+            "messaging queues below version 4), and strings that must be rejected.",),
+    test_fields={"uri": "string", "canonical": "string", "keyHash": "hex", "hosts": "strings",
+                 "port": "int", "basicAuth": "string", "senderId": "hex", "versions": "string",
+                 "dhKey": "hex", "queueMode": "string", "kind": "string"},
+    optional=frozenset({"canonical", "keyHash", "hosts", "port", "basicAuth", "senderId",
+                        "versions", "dhKey", "queueMode", "kind"}),
+    notes={"Legacy": "the legacy v1 form '#<dhKey>'", "Deployed": "a deployed test string",
+           "UnknownParam": "an unknown query parameter, ignored as deployed does"},
+)
+
+_KH = "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI="
+_DH = "MCowBQYDK2VuAyEAjiswwI3O_NlS8Fk3HJUW870EY2bAwmttMBsvRB9eV3o%3D"
+_URIS: list[tuple[str, list[str], list[str]]] = [
+    (f"smp://{_KH}@smp.simplex.im", [], ["URI-1", "URI-2", "URI-9"]),
+    (f"smp://{_KH}:secret@a.org,b.onion:5223", [], ["URI-1", "URI-3"]),
+    (f"smp://{_KH.rstrip('=')}@A.org", [], ["URI-2"]),
+    (f"smp://{_KH}@smp.simplex.im/3456-w==#/?v=1-2&dh={_DH}", ["Deployed"], ["URI-4", "URI-6"]),
+    (f"smp://{_KH}@smp.simplex.im:5223/3456-w==#{_DH.replace('%3D', '=')}", ["Legacy"],
+     ["URI-7"]),
+    (f"smp://{_KH}@h.org:5223/3456-w==#/?extra_param=abc&v=1&dh={_DH}", ["UnknownParam"],
+     ["URI-8"]),
+    (f"smp://{_KH}@a.org,b.onion/AQID#/?v=1-4&dh={_DH}&q=m", [], ["URI-5", "URI-6"]),
+    (f"smp://{_KH}@a.org/AQID#/?v=2-4&dh={_DH}&q=m&srv=b.onion%2Cc.org", [], ["URI-6"]),
+    (f"smp://{_KH}@a.org/AQID#/?v=1-3&dh={_DH}&k=s", [], ["URI-5", "URI-6"]),
+    (f"smp://{_KH}@a.org/AQID#/?v=4&dh={_DH}&q=c", [], ["URI-6"]),
+    ("smp://1234-w==@smp.simplex.im", ["Deployed"], ["URI-2"]),
+    (f"smp://{_KH}@a.org/AQID#/?v=4-1&dh={_DH}", [], ["URI-5"]),
+    (f"smp://{_KH}@a.org/AQID#/?v=1&dh=AAAA", [], ["URI-5"]),
+    (f"smp://{_KH}@a.org/AQID#/?v=1&dh={_DH}&q=c&k=s", [], ["URI-5"]),
+    (f"smp://{_KH}:pw@a.org/AQID#/?v=1&dh={_DH}", [], ["URI-4"]),
+    (f"smp://{_KH}@a.org,a.org", [], ["URI-1"]),
+]
+
+
+def address_groups() -> list[Json]:
+    from smpref.uri import QueueUri, parse_uri
+
+    tests = []
+    for text, flags, reqs in _URIS:
+        try:
+            value = parse_uri(text)
+        except UriSyntaxError as exc:
+            extra = ["DIV-24"] if "1234-w" in text else []
+            tests.append(_test(f"rejected: {exc.what}", [*reqs, *extra], "invalid", flags,
+                               uri=text))
+            continue
+        server = value.server if isinstance(value, QueueUri) else value
+        fields: dict[str, Any] = {"kind": "queue" if isinstance(value, QueueUri) else "server",
+                                  "canonical": value.canonical(), "keyHash": server.key_hash,
+                                  "hosts": list(server.hosts), "port": server.effective_port}
+        if server.basic_auth is not None:
+            fields["basicAuth"] = server.basic_auth
+        if isinstance(value, QueueUri):
+            fields.update(senderId=value.sender_id, versions=str(value.versions),
+                          dhKey=value.dh_key.raw, queueMode=(value.queue_mode.name.lower()
+                                                             if value.queue_mode else "none"))
+        extra = ["DIV-26"] if "UnknownParam" in flags else []
+        tests.append(_test("accepted", [*reqs, "URI-10", *extra], "valid", flags, uri=text,
+                           **fields))
+    return [{"type": "AddressTest", "tests": tests}]
+
+
+SETS[ADDRESS.name] = (ADDRESS, address_groups)
