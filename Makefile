@@ -46,11 +46,13 @@ vectors: $(VENV)/.installed
 
 docs: $(VENV)/.installed
 	$(BIN)/smpref docs reference --out docs/reference/commands.md
+	$(BIN)/smpref docs vectors --out docs/vectors/sets > /dev/null
 	$(BIN)/mkdocs build --strict --site-dir .site
 
 bench: $(VENV)/.installed
 	$(PY) bench/codec.py
 	$(PY) bench/model.py
+	$(PY) bench/vectors.py
 
 clean:
 	rm -rf $(VENV) .site build dist docs/reference/commands.md .hypothesis .mypy_cache .ruff_cache

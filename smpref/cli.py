@@ -305,6 +305,18 @@ def docs_reference(out: Path | None) -> None:
         out.write_text(text, encoding="utf-8")
 
 
+@docs.command("vectors")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("docs/vectors/sets"), show_default=True,
+              help="Directory for one page per vector set.")
+def docs_vectors(out: Path) -> None:
+    """Write one docs page per vector set, generated from the set declarations."""
+    from smpref.vectors.docs import write_pages
+
+    for path in write_pages(out):
+        click.echo(path)
+
+
 @main.command()
 def demo() -> None:
     """The main job: parse an example link and address, encode and decode a NEW."""

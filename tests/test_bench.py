@@ -33,3 +33,8 @@ def test_model_benchmark_runs_one_lifecycle_and_its_baselines() -> None:
     model.make_lifecycle()()
     model.make_baseline()()
     model.make_full_baseline()()
+
+
+def test_vectors_benchmark_runs_once() -> None:
+    vectors = load("vectors")
+    assert vectors.best(lambda: None, 1) >= 0

@@ -564,6 +564,74 @@ def check_address(vectors: dict[str, Any]) -> int:
     return int(vectors["numberOfTests"])
 
 
+# --- handshake ------------------------------------------------------------------------------
+
+
+def _signed_key_ok(t: dict[str, Any]) -> bool:
+    der = _h(t, "signedKey")
+    spki = bytes.fromhex("302a300506032b656e032100") + _h(t, "sessionKey")
+    layout = (bytes.fromhex("3078302c") + spki + bytes.fromhex("300506032b6570034100"))
+    if len(der) != 122 or der[:-64] != layout:
+        return False
+    try:
+        Ed25519PublicKey.from_public_bytes(_h(t, "tlsPublicKey")).verify(der[-64:],
+                                                                          der[2:48])
+    except InvalidSignature:
+        return False
+    return True
+
+
+def _w16(n: int) -> bytes:
+    return n.to_bytes(2, "big")
+
+
+def check_handshake(vectors: dict[str, Any]) -> int:
+    for group, t in _tests(vectors):
+        kind = group["type"]
+        if kind == "KeyHashTest":
+            digest = hashlib.sha256(_h(t, "certificate")).digest()
+            _expect(digest == _h(t, "keyHash"), t, "keyHash differs")
+            _expect(base64.urlsafe_b64encode(digest).decode() == t["keyHashBase64url"], t,
+                    "base64url form differs")
+        elif kind == "SignedKeyTest":
+            ok = _signed_key_ok(t)
+            _expect(ok == (t["result"] == "valid"), t, f"signed key verifies: {ok}")
+        elif kind == "ServerHelloTest":
+            expected = _w16(t["minVersion"]) + _w16(t["maxVersion"]) + _ss(_h(t, "sessionId"))
+            _expect((t["maxVersion"] >= 7) == ("certificates" in t and "signedKey" in t), t,
+                    "the chain and signed key are there exactly from version 7")
+            if t["maxVersion"] >= 7:
+                certs = [bytes.fromhex(c) for c in t["certificates"]]
+                _expect(bool(certs), t, "from version 7 the hello carries the chain")
+                expected += bytes([len(certs)]) + b"".join(_w16(len(c)) + c for c in certs)
+                expected += _w16(len(_h(t, "signedKey"))) + _h(t, "signedKey")
+                _expect(_signed_key_ok({**t, "sessionKey": _h(t, "signedKey")[16:48].hex(),
+                                        "tlsPublicKey": _leaf_key(certs[0]).hex()}), t,
+                        "the hello's signed key does not verify with the leaf's key")
+            _expect(expected == _h(t, "encoded"), t, "server hello bytes differ")
+        else:
+            expected = _w16(t["version"]) + _ss(_h(t, "keyHash"))
+            _expect("clientKey" not in t or t["version"] >= 7, t, "a key before version 7")
+            _expect(("proxyServer" in t) == (t["version"] >= 14), t,
+                    "the proxy flag is there exactly from version 14")
+            if "clientKey" in t:
+                expected += _ss(bytes.fromhex("302a300506032b656e032100") + _h(t, "clientKey"))
+            if t["version"] >= 14:
+                expected += b"T" if t["proxyServer"] else b"F"
+            if t["version"] >= 16:
+                expected += b"0"
+            _expect(expected == _h(t, "encoded"), t, "client hello bytes differ")
+    return int(vectors["numberOfTests"])
+
+
+def _leaf_key(certificate: bytes) -> bytes:
+    from cryptography import x509
+
+    key = x509.load_der_x509_certificate(certificate).public_key()
+    assert isinstance(key, Ed25519PublicKey)
+    return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], int]] = {
     "hkdf.json": check_hkdf,
     "link.json": check_link,
@@ -574,4 +642,5 @@ CHECKS: dict[str, Callable[[dict[str, Any]], int]] = {
     "block.json": check_block,
     "encoding.json": check_encoding,
     "address.json": check_address,
+    "handshake.json": check_handshake,
 }
