@@ -420,10 +420,10 @@ AUTH = VectorSet(
     test_fields={"sessionId": "hex", "corrId": "hex", "entityId": "hex", "command": "hex",
                  "authorized": "hex", "transmission": "hex", "verifyKey": "hex",
                  "serverSessionPrivateKey": "hex", "privateKey": "hex", "message": "hex",
-                 "signature": "hex"},
+                 "signature": "hex", "answer": "string"},
     optional=frozenset({"sessionId", "corrId", "entityId", "command", "authorized",
                         "transmission", "verifyKey", "serverSessionPrivateKey", "privateKey",
-                        "message", "signature"}),
+                        "message", "signature", "answer"}),
     notes={"Ktv": "a published known-answer test (RFC 8032 section 7.1)",
            "WrongKey": "verified with another key", "WrongSession": "made for another session"},
 )
@@ -468,7 +468,8 @@ def auth_groups() -> list[Json]:
                        verifyKey=verify_queue, serverSessionPrivateKey=server_secret,
                        signature=box))
     return [{"type": "SignatureTest", "algorithm": "Ed25519", "tests": kat + ed},
-            {"type": "AuthenticatorTest", "algorithm": "X25519", "tests": x}]
+            {"type": "AuthenticatorTest", "algorithm": "X25519", "tests": x},
+            {"type": "CredentialTest", "algorithm": "none", "tests": credential_tests()}]
 
 
 SETS.update({s.name: (s, g) for s, g in ((RATCHET, ratchet_groups), (AUTH, auth_groups))})
@@ -881,3 +882,72 @@ def handshake_groups() -> list[Json]:
 
 
 SETS[HANDSHAKE.name] = (HANDSHAKE, handshake_groups)
+
+
+# --- notification ----------------------------------------------------------------------------
+
+NOTIFICATION = VectorSet(
+    name="notification",
+    algorithm="SMP notification metadata",
+    header=("NMSG's sealed metadata (MSG-7): crypto_box(rcvNtfDhSecret, nonce, "
+            "pad(ss(msgId) || Int64 timestamp, 128)), where rcvNtfDhSecret is the X25519 "
+            "agreement of the recipient's rcvNtfDhKey and the server's notifier key.",),
+    test_fields={"recipientNtfPrivateKey": "hex", "serverNtfPrivateKey": "hex", "nonce": "hex",
+                 "msgId": "hex", "timestamp": "int", "encMetadata": "hex"},
+    notes={"Tampered": "a ciphertext byte was changed"},
+)
+
+
+def notification_groups() -> list[Json]:
+    from smpref.crypto.primitives import box_key, secretbox
+    from smpref.wire.transmission import pad
+
+    random = SeededRandom(b"vectors notification")
+    tests = []
+    for n in range(3):
+        recipient, server, nonce, msg_id = random(32), random(32), random(24), random(24)
+        timestamp = 1_767_225_600 + 3600 * n
+        meta = bytes([24]) + msg_id + timestamp.to_bytes(8, "big")
+        sealed = secretbox(box_key(x25519_public(recipient), server), nonce, pad(meta, 128))
+        common: dict[str, Any] = {"recipientNtfPrivateKey": recipient,
+                                  "serverNtfPrivateKey": server,
+                  "nonce": nonce, "msgId": msg_id, "timestamp": timestamp}
+        tests.append(_test(f"NMSG metadata {n}", ["MSG-7", "CMD-34"], encMetadata=sealed,
+                           **common))
+        if n == 0:
+            tests.append(_test("tampered", ["MSG-7"], "invalid", ["Tampered"],
+                               encMetadata=sealed[:30] + bytes([sealed[30] ^ 1]) + sealed[31:],
+                               **common))
+    return [{"type": "NotificationTest", "tests": tests}]
+
+
+SETS[NOTIFICATION.name] = (NOTIFICATION, notification_groups)
+
+
+# --- credential rules (in auth.json) ---------------------------------------------------------
+
+def credential_tests() -> list[Json]:
+    """TRANS-7: the answer to each (command, authorization present, entity present)."""
+    from smpref.errors import CredentialError
+    from smpref.wire import decode_message
+    from smpref.wire.transmission import Transmission, check_credentials
+
+    key = bytes([44]) + bytes.fromhex("302a300506032b6570032100") + bytes(32)
+    dh = bytes([44]) + bytes.fromhex("302a300506032b656e032100") + bytes(32)
+    bodies = [b"NEW " + key + dh + b"0S1M00", b"SEND F x", b"PING", b"SUB", b"KEY " + key,
+              b"LGET 0", b"LGET 1" + key, b"NSUB", b"ACK \x00"]
+    tests = []
+    for body in bodies:
+        for auth in (False, True):
+            for entity in (False, True):
+                tx = Transmission(b"s" * 64 if auth else b"", b"c" * 24,
+                                  b"e" * 24 if entity else b"", body)
+                try:
+                    check_credentials(decode_message(body).DEF, tx, decode_message(body))
+                    answer = "ok"
+                except CredentialError as exc:
+                    answer = exc.smp_error
+                tests.append(_test(f"{body.split(b' ')[0].decode()}, authorization {auth}, "
+                                   f"entity {entity}", ["TRANS-7", "LINK-8"],
+                                   transmission=tx.encode(), answer=answer))
+    return tests

@@ -351,8 +351,54 @@ def _ss(data: bytes) -> bytes:
     return bytes([len(data)]) + data
 
 
+# TRANS-7 and LINK-8, restated from the spec: the rule of each command.
+_RULES = {"NEW": "creator", "SEND": "optional", "PING": "none", "LGET": "when"}
+_COMMANDS = {"NEW", "KEY", "SKEY", "LSET", "LGET", "NDEL", "SUB", "SEND", "ACK", "GET", "OFF",
+             "DEL", "NSUB", "PING"}
+
+
+def _field(data: bytes, i: int) -> tuple[bytes, int]:
+    if i >= len(data) or i + 1 + data[i] > len(data):
+        raise ValueError("transmission field runs past the end")
+    return data[i + 1 : i + 1 + data[i]], i + 1 + data[i]
+
+
+def _credential_answer(transmission: bytes) -> str:
+    auth, i = _field(transmission, 0)
+    if len(auth) not in (0, 64, 80, 114):
+        raise ValueError(f"authorization of {len(auth)} bytes")
+    if auth:
+        if transmission[i : i + 1] != b"0":
+            raise ValueError("service signature byte")
+        i += 1
+    _, i = _field(transmission, i)
+    entity, i = _field(transmission, i)
+    command = transmission[i:]
+    tag = command.split(b" ")[0].decode("ascii", "replace")
+    if tag not in _COMMANDS:
+        raise ValueError(f"not a command tag: {tag!r}")
+    rule = _RULES.get(tag, "required")
+    if rule == "when":
+        rule = "required" if command.startswith(b"LGET 1") else "forbidden"
+    if rule == "creator":
+        return "CMD NO_AUTH" if not auth else "CMD HAS_AUTH" if entity else "ok"
+    if rule == "none":
+        return "CMD HAS_AUTH" if auth or entity else "ok"
+    if not entity:
+        return "CMD NO_ENTITY" if rule in ("optional", "forbidden") else "CMD NO_AUTH"
+    if rule == "forbidden" and auth:
+        return "CMD HAS_AUTH"
+    if rule == "required" and not auth:
+        return "CMD NO_AUTH"
+    return "ok"
+
+
 def check_auth(vectors: dict[str, Any]) -> int:
     for group, t in _tests(vectors):
+        if group["type"] == "CredentialTest":
+            answer = _credential_answer(_h(t, "transmission"))
+            _expect(answer == t["answer"], t, f"credential rule: {answer}, not {t['answer']}")
+            continue
         if "Ktv" in t["flags"]:
             key = Ed25519PrivateKey.from_private_bytes(_h(t, "privateKey"))
             _expect(key.sign(_h(t, "message")) == _h(t, "signature"), t, "signature differs")
@@ -631,6 +677,22 @@ def _leaf_key(certificate: bytes) -> bytes:
     return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
 
 
+def check_notification(vectors: dict[str, Any]) -> int:
+    for _, t in _tests(vectors):
+        shared = _x25519(_h(t, "recipientNtfPrivateKey"),
+                         _x25519_public(_h(t, "serverNtfPrivateKey")))
+        opened = salsa.secretbox_open(salsa.hsalsa20(shared, bytes(16)), _h(t, "nonce"),
+                                      _h(t, "encMetadata"))
+        if t["result"] == "invalid":
+            _expect(opened is None, t, "tampered metadata opens")
+            continue
+        _expect(opened is not None and len(opened) == 128, t, "metadata does not open")
+        assert opened is not None
+        expected = _ss(_h(t, "msgId")) + t["timestamp"].to_bytes(8, "big")
+        _expect(_unpad(opened) == expected, t, "metadata differs")
+    return int(vectors["numberOfTests"])
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], int]] = {
     "hkdf.json": check_hkdf,
     "link.json": check_link,
@@ -642,4 +704,5 @@ CHECKS: dict[str, Callable[[dict[str, Any]], int]] = {
     "encoding.json": check_encoding,
     "address.json": check_address,
     "handshake.json": check_handshake,
+    "notification.json": check_notification,
 }
