@@ -51,6 +51,7 @@ RcvMessage: Any = type_class("RcvMessage")
 RcvMsgFlags: Any = type_class("RcvMsgFlags")
 ServerNtfCreds: Any = type_class("ServerNtfCreds")
 QueueLink: Any = type_class("QueueLink")
+NtfMetadata: Any = type_class("NtfMetadata")
 
 ID_SIZE = 24  # queue, sender, notifier and message IDs (QUEUE-3)
 LINK_ID_SIZE = 32  # SHA-256(k) (LINK-2)
@@ -605,7 +606,7 @@ def _notify(server: Server, queue: QueueRecord, stored: StoredRecord) -> list[Ou
     sid = server.notifier_subscribers.get(queue.recipient_id)
     if sid is None or sid not in server.sessions or queue.notifier is None:
         return []
-    meta = bytes([len(stored.msg_id)]) + stored.msg_id + stored.timestamp.to_bytes(8, "big")
+    meta = NtfMetadata(msg_id=stored.msg_id, timestamp=stored.timestamp).encode()
     nonce = server.random(24)
     sealed = secretbox(queue.notifier.dh_secret, nonce, pad(meta, NMSG_PADDED))
     message = message_class("NMSG")(nonce=nonce, enc_metadata=sealed)

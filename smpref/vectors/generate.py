@@ -907,7 +907,7 @@ def notification_groups() -> list[Json]:
     for n in range(3):
         recipient, server, nonce, msg_id = random(32), random(32), random(24), random(24)
         timestamp = 1_767_225_600 + 3600 * n
-        meta = bytes([24]) + msg_id + timestamp.to_bytes(8, "big")
+        meta = type_class("NtfMetadata")(msg_id=msg_id, timestamp=timestamp).encode()
         sealed = secretbox(box_key(x25519_public(recipient), server), nonce, pad(meta, 128))
         common: dict[str, Any] = {"recipientNtfPrivateKey": recipient,
                                   "serverNtfPrivateKey": server,
