@@ -10,14 +10,13 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from reqs import req
 
-from smpref.crypto.primitives import CryptoError, x25519_public
+from smpref.crypto.primitives import CryptoError, ed25519_public, x25519_public
 from smpref.errors import WireError
 from smpref.wire.handshake import (
     ClientHello,
     ServerHello,
     key_hash,
     signed_session_key,
-    tls_public_key,
     verify_signed_session_key,
 )
 
@@ -35,11 +34,11 @@ def test_signed_session_key_layout_and_verification() -> None:
     seed, session = b"t" * 32, x25519_public(b"s" * 32)
     der = signed_session_key(seed, session)
     assert len(der) == 122 and der[:4] == bytes.fromhex("3078302c")
-    assert verify_signed_session_key(der, tls_public_key(seed)) == session
+    assert verify_signed_session_key(der, ed25519_public(seed)) == session
     with pytest.raises(CryptoError):
-        verify_signed_session_key(der, tls_public_key(b"u" * 32))
+        verify_signed_session_key(der, ed25519_public(b"u" * 32))
     with pytest.raises(CryptoError):
-        verify_signed_session_key(der[:-1] + b"\x00", tls_public_key(seed))
+        verify_signed_session_key(der[:-1] + b"\x00", ed25519_public(seed))
 
 
 @req("TRANS-9", "DIV-23")

@@ -12,12 +12,12 @@ from typing import Any
 
 from smpref.crypto import auth
 from smpref.crypto.link_crypto import link_data_key, open_link_response, open_part, seal_part
+from smpref.crypto.link_keys import link_id, link_public_key
 from smpref.crypto.primitives import (
     CryptoError,
     box_key,
     ed25519_public,
     secretbox_open,
-    sha256,
     x25519_public,
 )
 from smpref.crypto.ratchet import ClientRatchet, Received
@@ -94,11 +94,11 @@ class LinkKeys:
 
     @property
     def k(self) -> bytes:
-        return x25519_public(self.pk)
+        return link_public_key(self.pk)
 
     @property
     def link_id(self) -> bytes:
-        return sha256(self.k)
+        return link_id(self.k)
 
 
 def make_link_blob(link: LinkKeys, random: Random, link_data: Any,
@@ -145,7 +145,6 @@ class ClientSession:
     session_id: bytes
     server_session_public: bytes
     random: Random
-    _corr: int = field(default=0, repr=False)
 
     def next_corr_id(self) -> bytes:
         return self.random(24)

@@ -106,7 +106,6 @@ class Session:
 
     session_id: bytes
     secret: bytes
-    public: bytes
     modes: dict[bytes, str] = field(default_factory=dict)
     delivered: dict[bytes, bytes] = field(default_factory=dict)
     notifications: set[bytes] = field(default_factory=set)
@@ -132,7 +131,7 @@ class Server:
 
     def open_session(self, session_id: bytes, secret: bytes) -> Session:
         """Register a connection: its session ID and its X25519 secret from the handshake."""
-        session = Session(session_id, secret, x25519_public(secret))
+        session = Session(session_id, secret)
         self.sessions[session_id] = session
         return session
 

@@ -17,7 +17,7 @@ import jsonschema
 
 from smpref.vectors import note
 from smpref.vectors.files import canonical
-from smpref.vectors.generate import SETS, corpus
+from smpref.vectors.generate import corpus
 from smpref.vectors.independent.checks import CHECKS, VectorCheckError
 from smpref.vectors.note import VectorError
 
@@ -123,6 +123,3 @@ def _verify_file(directory: Path, path: str, data: bytes) -> FileReport:
         raise VectorError(f"{path}: {exc}") from None
     return FileReport(path, int(obj["numberOfTests"]), confirmed)
 
-
-def vector_sets() -> list[str]:
-    return sorted(s.filename for s, _ in SETS.values())

@@ -6,10 +6,10 @@ verifier in :mod:`smpref.vectors.independent` recomputes every value another way
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from smpref.crypto.block_chain import CHAIN_INFO, CHAIN_INIT_INFO
 from smpref.crypto.link_crypto import LINK_DATA_INFO, link_data_key, seal_link_response, seal_part
 from smpref.crypto.primitives import cb_nonce, hkdf_sha512, x25519_public
 from smpref.crypto.ratchet import LABEL_MESSAGE, LABEL_NEXT, LABEL_ROTATION, LABEL_UPDATE
@@ -19,9 +19,6 @@ from smpref.model.client import LinkKeys
 from smpref.model.environment import SeededRandom
 from smpref.vectors.files import Json, VectorSet
 from smpref.wire import enum_type, type_class
-
-SB_CHAIN_INIT = b"SimpleXSbChainInit"
-SB_CHAIN = b"SimpleXSbChain"
 
 
 def _hex(data: bytes) -> str:
@@ -64,8 +61,8 @@ def hkdf_groups() -> list[Json]:
         ("ratchet updated key: salt is the fresh randomness (QENC-4)", ["QENC-4", "QENC-10"],
          random(32), random(32), LABEL_UPDATE, 32),
         ("block chain init: salt is the session ID (TRANS-10)", ["TRANS-10"], random(32),
-         random(32), SB_CHAIN_INIT, 64),
-        ("block chain step (TRANS-10)", ["TRANS-10"], b"", random(32), SB_CHAIN, 88),
+         random(32), CHAIN_INIT_INFO, 64),
+        ("block chain step (TRANS-10)", ["TRANS-10"], b"", random(32), CHAIN_INFO, 88),
     ]
     sha512 = [_test(comment, reqs, use=comment.split(" (")[0], salt=salt, ikm=ikm, info=info,
                     size=size, okm=hkdf_sha512(salt, ikm, info, size))
@@ -262,11 +259,6 @@ def short_link_groups() -> list[Json]:
     return [{"type": "ShortLinkTest", "tests": tests}]
 
 
-SETS: dict[str, tuple[VectorSet, Callable[[], list[Json]]]] = {
-    s.name: (s, g) for s, g in (
-        (HKDF, hkdf_groups), (LINK, link_groups), (LINK_RESPONSE, link_response_groups),
-        (SHORT_LINK, short_link_groups))
-}
 
 
 def corpus() -> dict[str, Any]:
@@ -277,9 +269,6 @@ def corpus() -> dict[str, Any]:
         files[vector_set.schema_filename] = vector_set.schema()
     return files
 
-
-def digest(data: bytes) -> bytes:
-    return hashlib.sha256(data).digest()
 
 
 # --- ratchet ---------------------------------------------------------------------------------
@@ -472,8 +461,6 @@ def auth_groups() -> list[Json]:
             {"type": "CredentialTest", "algorithm": "none", "tests": credential_tests()}]
 
 
-SETS.update({s.name: (s, g) for s, g in ((RATCHET, ratchet_groups), (AUTH, auth_groups))})
-
 
 # --- block -----------------------------------------------------------------------------------
 
@@ -545,8 +532,6 @@ def block_groups() -> list[Json]:
     return [{"type": "PadTest", "tests": pads}, {"type": "BatchTest", "tests": batches},
             {"type": "BlockChainTest", "tests": chains}]
 
-
-SETS[BLOCK.name] = (BLOCK, block_groups)
 
 
 # --- encoding --------------------------------------------------------------------------------
@@ -688,8 +673,6 @@ def _encoding_rejections(valid: list[Json]) -> list[Json]:
     return invalid
 
 
-SETS[ENCODING.name] = (ENCODING, encoding_groups)
-
 
 # --- address ---------------------------------------------------------------------------------
 
@@ -761,8 +744,6 @@ def address_groups() -> list[Json]:
     return [{"type": "AddressTest", "tests": tests}]
 
 
-SETS[ADDRESS.name] = (ADDRESS, address_groups)
-
 
 # --- handshake -------------------------------------------------------------------------------
 
@@ -824,12 +805,12 @@ def handshake_groups() -> list[Json]:
     from cryptography import x509
     from cryptography.hazmat.primitives.serialization import Encoding
 
+    from smpref.crypto.primitives import ed25519_public
     from smpref.wire.handshake import (
         ClientHello,
         ServerHello,
         key_hash,
         signed_session_key,
-        tls_public_key,
     )
 
     random = SeededRandom(b"vectors handshake")
@@ -848,12 +829,12 @@ def handshake_groups() -> list[Json]:
     signed = signed_session_key(leaf_seed, session)
     tampered = signed[:-1] + bytes([signed[-1] ^ 1])
     keys = [
-        _test("signed session key", ["TRANS-9"], tlsPublicKey=tls_public_key(leaf_seed),
+        _test("signed session key", ["TRANS-9"], tlsPublicKey=ed25519_public(leaf_seed),
               sessionKey=session, signedKey=signed),
         _test("signed by another key", ["TRANS-9"], "invalid", ["WrongKey"],
-              tlsPublicKey=tls_public_key(random(32)), sessionKey=session, signedKey=signed),
+              tlsPublicKey=ed25519_public(random(32)), sessionKey=session, signedKey=signed),
         _test("tampered signature", ["TRANS-9"], "invalid", ["Tampered"],
-              tlsPublicKey=tls_public_key(leaf_seed), sessionKey=session, signedKey=tampered),
+              tlsPublicKey=ed25519_public(leaf_seed), sessionKey=session, signedKey=tampered),
     ]
     session_id = random(32)
     server = []
@@ -880,8 +861,6 @@ def handshake_groups() -> list[Json]:
             {"type": "ServerHelloTest", "tests": server},
             {"type": "ClientHelloTest", "tests": client}]
 
-
-SETS[HANDSHAKE.name] = (HANDSHAKE, handshake_groups)
 
 
 # --- notification ----------------------------------------------------------------------------
@@ -921,8 +900,6 @@ def notification_groups() -> list[Json]:
     return [{"type": "NotificationTest", "tests": tests}]
 
 
-SETS[NOTIFICATION.name] = (NOTIFICATION, notification_groups)
-
 
 # --- credential rules (in auth.json) ---------------------------------------------------------
 
@@ -951,3 +928,13 @@ def credential_tests() -> list[Json]:
                                    f"entity {entity}", ["TRANS-7", "LINK-8"],
                                    transmission=tx.encode(), answer=answer))
     return tests
+
+
+#: every vector set, in one place: its declaration and its generator
+SETS: dict[str, tuple[VectorSet, Callable[[], list[Json]]]] = {
+    s.name: (s, g) for s, g in (
+        (HKDF, hkdf_groups), (LINK, link_groups), (LINK_RESPONSE, link_response_groups),
+        (SHORT_LINK, short_link_groups), (RATCHET, ratchet_groups), (AUTH, auth_groups),
+        (BLOCK, block_groups), (ENCODING, encoding_groups), (ADDRESS, address_groups),
+        (HANDSHAKE, handshake_groups), (NOTIFICATION, notification_groups))
+}

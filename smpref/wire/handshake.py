@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from smpref.crypto.primitives import CryptoError, ed25519_public, ed25519_sign, ed25519_verify
+from smpref.crypto.primitives import CryptoError, ed25519_sign, ed25519_verify
 from smpref.errors import BadValueError, WireError
 from smpref.wire.keys import DH_ALGORITHMS, KeyAlgorithm, PublicKey
 from smpref.wire.primitives import Reader, write_large, write_short_string
@@ -130,6 +130,3 @@ class ClientHello:
         r.finish()
         return cls(version, kh, key, proxy)
 
-
-def tls_public_key(seed: bytes) -> bytes:
-    return ed25519_public(seed)

@@ -17,7 +17,7 @@ from typing import Final
 from smpref.errors import BadValueError, BlockError, CredentialError, WireError
 from smpref.notation import MessageDef
 from smpref.wire.primitives import Reader, write_large, write_short_string
-from smpref.wire.schema import SCHEMA, Message, decode_message, encode_message
+from smpref.wire.schema import Message, decode_message
 
 BLOCK_SIZE: Final = 16384
 #: room for transmissions in one unencrypted block: 2 bytes of pad length and 1 count byte
@@ -175,12 +175,6 @@ def decode_transmission_message(tx: Transmission, *, kind: str | None = None) ->
     return message
 
 
-def make_transmission(message: Message, *, corr_id: bytes, entity_id: bytes,
-                      authorization: bytes = b"") -> Transmission:
-    """A transmission carrying ``message`` (authorization computed by the caller)."""
-    return Transmission(authorization, corr_id, entity_id, encode_message(message))
-
-
 # ---------------------------------------------------------------------------------------------
 # Padding and blocks
 
@@ -277,7 +271,3 @@ def batch_transmissions(transmissions: list[bytes]) -> list[bytes]:
         blocks.append(encode_block(batch))
     return blocks
 
-
-def messages_by_kind(kind: str) -> list[MessageDef]:
-    """Definitions of every command (kind="command") or response."""
-    return [c.definition for c in SCHEMA.messages.values() if c.definition.kind == kind]
