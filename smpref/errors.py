@@ -137,3 +137,39 @@ class UriSyntaxError(SmprefError):
         self.column = column
         self.what = what
         super().__init__(f"{kind}: column {column}: {what}")
+
+
+class StoreError(SmprefError):
+    """The journal store cannot read or write a file (STORE-11, STORE-12).
+
+    A server answers the command that met it with ``ERR STORE`` and keeps serving every other
+    queue. Attributes:
+        path: the file or folder, relative to the store's root.
+        line: the 1-based line of a log file, when the problem is one line.
+    """
+
+    smp_error = "STORE"
+
+    def __init__(self, path: str, reason: str, *, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {reason}")
+
+
+class StoreCorruptError(StoreError):
+    """A file holds something no crash can produce: a complete line that does not parse, a
+    journal shorter than its committed size, a blob whose digest matches no copy."""
+
+
+class StoreIOError(StoreError):
+    """The operating system refused a read or write (ENOSPC, EIO, EACCES, ...)."""
+
+    def __init__(self, path: str, error: OSError) -> None:
+        self.errno = error.errno
+        super().__init__(path, f"{error.strerror or error} (errno {error.errno})")
+
+
+class NotAStoreError(StoreError):
+    """The directory is not empty and is not a smpref journal store of a known version."""

@@ -45,7 +45,7 @@ def build_state(lb: Loopback, script: list[int]) -> list[Any]:
 
 
 def sound(lb: Loopback) -> None:
-    for rid in lb.store.queue_ids():
+    for rid in lb.store.queue_ids_after(None, 1 << 30):
         queue = lb.store.get(rid)
         assert queue is not None
         for role, entity_id in queue.ids().items():

@@ -128,10 +128,15 @@ class QueueMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.lb = Loopback(seed=0, config=MACHINE_CONFIG)
+        self.lb = self.make_loopback()
         self.handles: list[QueueHandle] = []
         self.trace: list[str] = []
         self.counter = 0
+
+    def make_loopback(self) -> Loopback:
+        """The server under test; subclasses put it over another store
+        (:mod:`smpref.store.differential`)."""
+        return Loopback(seed=0, config=MACHINE_CONFIG)
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -583,12 +588,14 @@ class RunResult:
     failure: str = ""
 
 
-def run_seed(seed: int, *, examples: int = 5, steps: int = 40) -> RunResult:
-    """Run the machine under one Hypothesis seed; the same seed gives the same trace."""
+def run_seed(seed: int, *, examples: int = 5, steps: int = 40,
+             machine_class: type[QueueMachine] = QueueMachine) -> RunResult:
+    """Run a machine under one Hypothesis seed; the same seed gives the same trace."""
     traces: list[str] = []
 
-    class Seeded(QueueMachine):
+    class Seeded(machine_class):  # type: ignore[valid-type,misc]
         def teardown(self) -> None:
+            super().teardown()
             traces.extend(self.trace)
             traces.append("--")
 

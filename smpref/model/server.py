@@ -7,7 +7,11 @@ injected random source, and any number of sessions. A transport hands it the byt
 transmission at a time, with the session they arrived on (:meth:`Server.receive`); it returns
 the transmissions to send, each addressed to a session (:class:`Outgoing`): the response to the
 command, and events pushed to other sessions (MSG to a subscriber, END to a replaced one, NMSG
-to a notifier). :meth:`Server.expire` runs the retention and message-expiry sweep.
+to a notifier). :meth:`Server.sweep` runs one slice of the retention, message-expiry and
+blob-pressure sweep (RET-7, QUEUE-9); :meth:`Server.expire` runs a whole cycle of it.
+
+The store's changes are committed once per transmission, before the answer is returned
+(STORE-7); a store that cannot write makes that one transmission fail with ``ERR STORE``.
 
 Processing order for one transmission (TRANS-7, AUTH-2):
 
@@ -31,7 +35,7 @@ from smpref.crypto import ratchet
 from smpref.crypto.auth import verify
 from smpref.crypto.link_crypto import seal_link_response
 from smpref.crypto.primitives import CryptoError, box_key, secretbox, sha256, x25519_public
-from smpref.errors import CredentialError, UnknownCommandError, WireError
+from smpref.errors import CredentialError, StoreError, UnknownCommandError, WireError
 from smpref.model.config import DAY, ServerConfig
 from smpref.model.environment import Clock, Random
 from smpref.model.records import Link, Notifier, QueueRecord, StoredRecord
@@ -126,6 +130,9 @@ class Server:
         self.sessions: dict[bytes, Session] = {}
         self.subscribers: dict[bytes, bytes] = {}  # recipient ID -> session ID (MSG-2)
         self.notifier_subscribers: dict[bytes, bytes] = {}  # recipient ID -> session ID
+        self.sweep_state = SweepState()
+        #: what the store reported when a command or a sweep failed (for the server's log)
+        self.store_errors: list[str] = []
 
     # --- sessions --------------------------------------------------------------------------
 
@@ -169,9 +176,17 @@ class Server:
         except WireError:
             return [self._error(*reply, _cmd_err("SYNTAX").error)]
         try:
-            return _HANDLERS[message.TAG](self, session, tx, message)
-        except ProtocolError as exc:
-            return [self._error(*reply, exc.error)]
+            try:
+                out = _HANDLERS[message.TAG](self, session, tx, message)
+            except ProtocolError as exc:
+                # An error may follow a change that must last: SEND's quota marker (MSG-6).
+                out = [self._error(*reply, exc.error)]
+            self.store.commit()
+            return out
+        except StoreError as exc:
+            self.store.rollback()
+            self.store_errors.append(str(exc))
+            return [self._error(*reply, ErrorType.STORE(message="storage failure"))]
 
     def _error(self, session_id: bytes, corr_id: bytes, entity_id: bytes,
                error: Any) -> Outgoing:
@@ -253,19 +268,56 @@ class Server:
     # --- sweeps ----------------------------------------------------------------------------
 
     def expire(self) -> list[Outgoing]:
-        """Retention (RET-1..RET-6) and message expiry (RET-5), over every queue."""
+        """One whole sweep cycle: every slice, from a fresh start (RET-7)."""
+        self.sweep_state = SweepState()
+        out: list[Outgoing] = []
+        done = False
+        while not done:
+            more, done = self.sweep()
+            out += more
+        return out
+
+    def sweep(self, limit: int = 256) -> tuple[list[Outgoing], bool]:
+        """One slice of the sweep over at most ``limit`` queues (RET-7); whether the cycle
+        ended. The scan phase expires queues (RET-1..RET-6) and messages (RET-5) and measures
+        the optional blob bytes by day; a relief phase follows when blobs are above the high
+        water mark (QUEUE-9). A queue the store cannot read or write is skipped; the others
+        are swept."""
+        state = self.sweep_state
+        rids = self.store.queue_ids_after(state.cursor, limit)
         out: list[Outgoing] = []
         today, now = self.today(), self.clock.now()
-        for rid in self.store.queue_ids():
-            queue = self.store.get(rid)
-            if queue is None:
-                continue
-            if self._queue_expired(queue, today):
-                out += self._delete_queue(queue, except_session=None)
-                continue
-            if self.config.message_ttl_seconds:
-                self._expire_messages(queue, now - self.config.message_ttl_seconds)
-        return out
+        for rid in rids:
+            try:
+                queue = self.store.get(rid)
+                if queue is not None and state.relieving:
+                    self._relieve(queue)
+                elif queue is not None:
+                    out += self._scan(queue, today, now)
+                self.store.commit()
+            except StoreError as exc:
+                self.store.rollback()
+                self.store_errors.append(str(exc))
+        if len(rids) == limit:
+            state.cursor = rids[-1]
+            return out, False
+        if not state.relieving and self.store.blob_bytes() > self.config.blob_bytes_high_water:
+            self.sweep_state = state.relief_plan(
+                self.store.blob_bytes() - self.config.blob_bytes_low_water)
+            return out, False
+        self.sweep_state = SweepState()
+        return out, True
+
+    def _scan(self, queue: QueueRecord, today: int, now: int) -> list[Outgoing]:
+        if self._queue_expired(queue, today):
+            return self._delete_queue(queue, except_session=None)
+        if self.config.message_ttl_seconds:
+            self._expire_messages(queue, now - self.config.message_ttl_seconds)
+        gain = _optional_bytes(queue)
+        if gain:
+            by_day = self.sweep_state.optional_by_day
+            by_day[queue.updated_at] = by_day.get(queue.updated_at, 0) + gain
+        return []
 
     def _queue_expired(self, queue: QueueRecord, today: int) -> bool:
         """RET-1, RET-2, RET-3: strictly older than the period, never inside it."""
@@ -317,26 +369,61 @@ class Server:
 
     # --- blob pressure (QUEUE-9) -----------------------------------------------------------
 
-    def _relieve_blob_pressure(self) -> None:
-        """Above the high water mark, drop optional link parts, least recently updated queues
-        first, until stored blobs are at or below the low water mark. Mandatory parts and
-        queues are never dropped (QUEUE-9)."""
-        if self.store.blob_bytes() <= self.config.blob_bytes_high_water:
+    def _relieve(self, queue: QueueRecord) -> None:
+        """Drop the optional parts of one queue's blob if the relief plan says so (QUEUE-9):
+        queues updated before the cutoff day, then those of the cutoff day in ID order while
+        its budget lasts; never below the low water mark, never a mandatory part."""
+        state = self.sweep_state
+        gain = _optional_bytes(queue)
+        if not gain or self.store.blob_bytes() <= self.config.blob_bytes_low_water:
             return
-        candidates = []
-        for rid in self.store.queue_ids():
-            queue = self.store.get(rid)
-            if queue and queue.link and len(queue.link.blob.parts) > 1:
-                candidates.append((queue.updated_at, rid))
-        for _, rid in sorted(candidates):
-            if self.store.blob_bytes() <= self.config.blob_bytes_low_water:
-                break
-            queue = self.store.get(rid)
-            assert queue is not None and queue.link is not None
-            mandatory = tuple(p for p in queue.link.blob.parts
-                              if p.priority is LinkPartPriority.Mandatory)
-            self.store.put(replace(queue, link=_link(queue.link.link_id, LinkBlob(parts=mandatory),
-                                                     queue.link.drop_on_send)))
+        if queue.updated_at > state.cutoff_day:
+            return
+        if queue.updated_at == state.cutoff_day:
+            if state.cutoff_budget <= 0:
+                return
+            state.cutoff_budget -= gain
+        assert queue.link is not None
+        mandatory = tuple(p for p in queue.link.blob.parts
+                          if p.priority is LinkPartPriority.Mandatory)
+        self.store.put(replace(queue, link=_link(queue.link.link_id, LinkBlob(parts=mandatory),
+                                                 queue.link.drop_on_send)))
+
+
+@dataclass
+class SweepState:
+    """Where a sweep cycle is (RET-7): its phase, its cursor, and what the scan measured.
+
+    ``optional_by_day``: bytes that dropping optional blob parts would free, by the queues'
+    ``updated_at``. A relief phase drops every queue updated before ``cutoff_day`` and, on
+    that day, queues in ID order until ``cutoff_budget`` bytes are freed (QUEUE-9).
+    """
+
+    cursor: bytes | None = None
+    optional_by_day: dict[int, int] = field(default_factory=dict)
+    relieving: bool = False
+    cutoff_day: int = -1
+    cutoff_budget: int = 0
+
+    def relief_plan(self, excess: int) -> SweepState:
+        """The relief phase that frees ``excess`` bytes, least recently updated first."""
+        freed = 0
+        days = sorted(self.optional_by_day)
+        for day in days:
+            if freed + self.optional_by_day[day] >= excess:
+                return SweepState(relieving=True, cutoff_day=day, cutoff_budget=excess - freed)
+            freed += self.optional_by_day[day]
+        last = days[-1] if days else -1
+        return SweepState(relieving=True, cutoff_day=last,
+                          cutoff_budget=self.optional_by_day.get(last, 0))
+
+
+def _optional_bytes(queue: QueueRecord) -> int:
+    """What dropping a queue's optional blob parts frees (0 when it has none)."""
+    if queue.link is None or len(queue.link.blob.parts) == 1:
+        return 0
+    mandatory = tuple(p for p in queue.link.blob.parts if p.priority is LinkPartPriority.Mandatory)
+    return queue.link.blob_size - len(LinkBlob(parts=mandatory).encode())
 
 
 def _link(link_id: bytes, blob: Any, drop_on_send: bool = False) -> Link:
@@ -418,8 +505,6 @@ def _new(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[O
         queue_mode=mode, link_id=link.link_id if link else None, service_id=None,
         server_ntf_creds=ntf_creds)
     out = [server._reply(session, tx, ids, entity_id=b"")]
-    if link is not None:
-        server._relieve_blob_pressure()
     if cmd.sub_mode is SubscriptionMode.Subscribe:
         out += _subscribe(server, session, queue, corr_id=None)
     return out
@@ -467,7 +552,6 @@ def _lset(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[
         raise _err(AUTH)
     _check_blob(server.config, queue.mode, cmd.enc_link_data)
     server.store.put(replace(queue, link=_link(queue.link.link_id, cmd.enc_link_data)))
-    server._relieve_blob_pressure()
     return [server._reply(session, tx, message_class("OK")())]
 
 

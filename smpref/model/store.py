@@ -4,12 +4,16 @@ The model reads and writes queues only through :class:`QueueStore`. Everything i
 frozen value, so a store can keep them as they are (memory) or serialise them (journal store).
 One ID space covers every role (QUEUE-4): ``find`` answers for recipient, sender, notifier and
 link IDs alike.
+
+Changes are visible to the next call at once and become durable at :meth:`QueueStore.commit`,
+which the server calls before it answers (STORE-7). The journal store of seed 001
+(:mod:`smpref.store.journal`) implements the same interface on disk.
 """
 
 from __future__ import annotations
 
+import bisect
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
 
 from smpref.model.records import QueueRecord, StoredRecord
 
@@ -50,16 +54,34 @@ class QueueStore(ABC):
         """Remove one record by message ID; whether it was there."""
 
     @abstractmethod
-    def queue_ids(self) -> Iterator[bytes]:
-        """Every recipient ID (for sweeps)."""
+    def queue_ids_after(self, after: bytes | None, limit: int) -> list[bytes]:
+        """Up to ``limit`` recipient IDs greater than ``after`` (all when None), in byte order:
+        one slice of a sweep (RET-7)."""
 
     @abstractmethod
     def blob_bytes(self) -> int:
         """The total size of all stored link blobs (QUEUE-9)."""
 
+    @abstractmethod
+    def commit(self) -> None:
+        """Make every change since the last commit durable (STORE-7).
+
+        Raises:
+            StoreError: the changes could not be written; the caller must :meth:`rollback`.
+        """
+
+    @abstractmethod
+    def rollback(self) -> None:
+        """Forget every change since the last commit."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Commit and release the store."""
+
 
 class MemoryStore(QueueStore):
-    """Everything in dictionaries."""
+    """Everything in dictionaries; every change is "committed" at once, and lost with the
+    process."""
 
     def __init__(self) -> None:
         self._queues: dict[bytes, QueueRecord] = {}
@@ -114,8 +136,19 @@ class MemoryStore(QueueStore):
                 return True
         return False
 
-    def queue_ids(self) -> Iterator[bytes]:
-        return iter(list(self._queues))
+    def queue_ids_after(self, after: bytes | None, limit: int) -> list[bytes]:
+        ordered = sorted(self._queues)
+        start = 0 if after is None else bisect.bisect_right(ordered, after)
+        return ordered[start:start + limit]
 
     def blob_bytes(self) -> int:
         return self._blob_bytes
+
+    def commit(self) -> None:
+        """Nothing to write: memory is the store."""
+
+    def rollback(self) -> None:
+        """Never needed: :meth:`commit` cannot fail."""
+
+    def close(self) -> None:
+        """Nothing to release."""

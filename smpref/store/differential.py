@@ -1,0 +1,169 @@
+"""One behaviour, two stores: the model's state machine over the journal store, checked step by
+step against the same model over the in-memory store (STORE-18).
+
+:class:`DifferentialLoopback` runs two servers with the same seed and clock. Every
+transmission and every sweep goes to both; their outgoing transmissions must be identical byte
+for byte, and after each step so must every queue they hold (:func:`snapshot`). The journal
+server is the one the machine's oracle inspects, so the machine's invariants are checked on
+the journal store; the memory server is the reference.
+
+:class:`DifferentialMachine` adds one rule to the model's machine: close the journal store
+(cleanly, or by abandoning it as a crashed process would) and open it again on the same
+directory. Nothing may change.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
+
+from smpref.crypto.primitives import x25519_public
+from smpref.model.client import ClientSession
+from smpref.model.config import ServerConfig
+from smpref.model.environment import SeededRandom
+from smpref.model.loopback import Connection, Loopback, Reply
+from smpref.model.machine import MACHINE_CONFIG, QueueMachine
+from smpref.model.records import QueueRecord
+from smpref.model.server import Server
+from smpref.model.store import MemoryStore, QueueStore
+from smpref.store.codec import LinkMeta, record_fields, state_fields
+from smpref.store.codec import QueueState as _State
+from smpref.store.journal import JournalStore
+from smpref.store.lines import encode_line
+
+
+class StoresDisagreeError(AssertionError):
+    """The two stores led the model to different outputs or states."""
+
+
+def queue_snapshot(queue: QueueRecord | None, records: tuple[Any, ...]) -> bytes:
+    """Everything stored about a queue, as canonical bytes (the store's own line format)."""
+    if queue is None:
+        return b"absent"
+    meta = None
+    blob = b""
+    if queue.link is not None:
+        blob = bytes(queue.link.blob.encode())
+        meta = LinkMeta(queue.link.link_id, queue.link.blob_size, bytes(32),
+                        queue.link.drop_on_send)
+    state = _State(0, None, 0, 0, 0, 0, queue.can_write, queue.ratchet)
+    lines = [encode_line(record_fields(0, queue, meta)), encode_line(state_fields(state)), blob]
+    lines += [r.msg_id + r.timestamp.to_bytes(8, "big") + r.kind.value + bytes(
+        [r.notification]) + r.data for r in records]
+    return b"\n--\n".join(lines)
+
+
+def snapshot(store: QueueStore) -> dict[bytes, bytes]:
+    """Every queue of a store and its records; IDs in every role must resolve to it."""
+    out: dict[bytes, bytes] = {}
+    for rid in store.queue_ids_after(None, 1 << 30):
+        queue = store.get(rid)
+        assert queue is not None
+        for role, entity_id in queue.ids().items():
+            if store.find(role, entity_id) != queue:
+                raise StoresDisagreeError(f"{role} ID of queue {rid.hex()} does not resolve to it")
+        out[rid] = queue_snapshot(queue, store.records(rid))
+    out[b"blob bytes"] = str(store.blob_bytes()).encode()
+    return out
+
+
+class DifferentialLoopback(Loopback):
+    """A loopback whose server runs over a journal store, shadowed by one over memory."""
+
+    def __init__(self, seed: int, root: Path, config: ServerConfig | None = None) -> None:
+        self.root = root
+        config = config or MACHINE_CONFIG
+        super().__init__(seed=seed, config=config)
+        self.store = self.open_journal()
+        self.server.store = self.store
+        self.shadow_random = SeededRandom(b"server" + seed.to_bytes(8, "big"))
+        self.shadow = Server(config, MemoryStore(), self.clock, self.shadow_random)
+        self.reopened = 0
+
+    def open_journal(self) -> JournalStore:
+        # sync=False: fsync matters only for power loss, which no test here simulates.
+        return JournalStore(self.root, clock=self.clock, sync=False, open_limit=8)
+
+    def connect(self) -> Connection:
+        session_id = self.client_random(32)
+        secret = self.server_random(32)
+        if self.shadow_random(32) != secret:
+            raise StoresDisagreeError("the two servers' random sources diverged")
+        self.server.open_session(session_id, secret)
+        self.shadow.open_session(session_id, secret)
+        client = ClientSession(session_id, x25519_public(secret), self.client_random)
+        connection = Connection(self, client)
+        self.connections[session_id] = connection
+        return connection
+
+    def deliver(self, connection: Connection, data: bytes) -> list[Reply]:
+        out = self.server.receive(connection.session_id, data)
+        expected = self.shadow.receive(connection.session_id, data)
+        self._compare("a transmission", out, expected)
+        mine = []
+        for session_id, reply in self.route(out):
+            if session_id == connection.session_id:
+                mine.append(reply)
+            else:
+                self.connections[session_id].inbox.append(reply)
+        return mine
+
+    def expire(self) -> None:
+        out = self.server.expire()
+        self._compare("a sweep", out, self.shadow.expire())
+        for session_id, reply in self.route(out):
+            self.connections[session_id].inbox.append(reply)
+
+    def _compare(self, what: str, out: list[Any], expected: list[Any]) -> None:
+        got = [(o.session_id, o.encode()) for o in out]
+        want = [(o.session_id, o.encode()) for o in expected]
+        if got != want:
+            raise StoresDisagreeError(f"after {what}, the journal store's server sent {got!r}; "
+                                 f"the memory store's sent {want!r}")
+        self.check_states()
+
+    def check_states(self) -> None:
+        journal, memory = snapshot(self.store), snapshot(self.shadow.store)
+        if journal != memory:
+            differing = sorted(k.hex() for k in journal.keys() ^ memory.keys()) or sorted(
+                k.hex() for k in journal if journal[k] != memory.get(k))
+            raise StoresDisagreeError(f"the stores differ in {differing[:3]}")
+
+    def reopen(self, *, clean: bool) -> None:
+        """Close the journal store (or abandon it, as a crash would) and open it again."""
+        if clean:
+            self.store.close()
+        self.store = self.open_journal()
+        self.server.store = self.store
+        self.reopened += 1
+        self.check_states()
+
+
+class DifferentialMachine(QueueMachine):
+    """The model's state machine over the journal store, shadowed step by step by the memory
+    store, with reopening at any point."""
+
+    def make_loopback(self) -> Loopback:
+        self._tmp = Path(tempfile.mkdtemp(prefix="smpref-store-"))
+        return DifferentialLoopback(seed=0, root=self._tmp / "store")
+
+    @rule(clean=st.booleans())
+    def reopen_store(self, clean: bool) -> None:
+        lb = self.lb
+        assert isinstance(lb, DifferentialLoopback)
+        lb.reopen(clean=clean)
+        self.trace.append(f"REOPEN clean={clean}")
+
+    def teardown(self) -> None:
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+DifferentialMachine.TestCase.settings = settings(
+    max_examples=30, stateful_step_count=40, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -1,0 +1,312 @@
+"""Crash safety of the journal store, by fault injection (STORE-7, STORE-9, STORE-13, STORE-14).
+
+A scripted scenario runs through the model over the memory store, and every command's store
+changes are recorded as one **operation** (the calls between two commits). For each operation,
+in a copy of the journal store as it was before it, the operation is cut at every step and at
+every byte of every write (tests/faults.py), the store is abandoned and opened again, and:
+
+* the store opens, and every queue in it reads (no queue is unreadable);
+* its content is exactly the state before the operation or exactly the state after it: every
+  acknowledged operation is there, nothing is lost, nothing is duplicated, nothing half done;
+* the operation, run again when it was lost, and the next operation then give exactly the
+  states they give without a crash: the recovered store keeps working.
+
+The same cuts with ``ENOSPC`` instead of a crash must leave the same store object working
+once space is back, after a ``StoreIOError`` that names the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faults import Crash, Fault, FaultyFileSystem
+from reqs import req
+from test_model_rules import M, create, drain, send
+
+from smpref.errors import StoreIOError
+from smpref.model import DAY, ServerConfig
+from smpref.model.client import AuthKeyPair, DhKeyPair, make_link_blob
+from smpref.model.loopback import Loopback
+from smpref.model.records import QueueRecord, StoredRecord
+from smpref.model.store import MemoryStore
+from smpref.store.differential import snapshot
+from smpref.store.journal import JournalStore
+from smpref.wire import enum_type, type_class
+
+LinkData: Any = type_class("LinkData")
+
+Call = tuple[str, tuple[Any, ...]]
+
+
+class RecordingStore(MemoryStore):
+    """A memory store that records each commit's changes as one operation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[Call] = []
+        self.operations: list[list[Call]] = []
+        self.states: list[dict[bytes, bytes]] = [snapshot(self)]
+
+    def put(self, queue: QueueRecord) -> None:
+        self.pending.append(("put", (queue,)))
+        super().put(queue)
+
+    def delete(self, recipient_id: bytes) -> None:
+        self.pending.append(("delete", (recipient_id,)))
+        super().delete(recipient_id)
+
+    def append(self, recipient_id: bytes, record: StoredRecord) -> None:
+        self.pending.append(("append", (recipient_id, record)))
+        super().append(recipient_id, record)
+
+    def remove(self, recipient_id: bytes, msg_id: bytes) -> bool:
+        self.pending.append(("remove", (recipient_id, msg_id)))
+        return super().remove(recipient_id, msg_id)
+
+    def commit(self) -> None:
+        if self.pending:
+            self.operations.append(self.pending)
+            self.states.append(snapshot(self))
+            self.pending = []
+
+
+def scenario() -> RecordingStore:
+    """Every kind of change: creation with a link and a notifier, securing, messages, ACKs,
+    a quota marker, a blob overwrite, key updates, NDEL, a link dropped by securing, expiry
+    behind an unread key record (a journal switch), and deletion."""
+    store = RecordingStore()
+    lb = Loopback(seed=11, config=ServerConfig(quota=3, message_ttl_seconds=DAY,
+                                               ratchet_update_interval=2), store=store)
+    conn, other = lb.connect(), lb.connect()
+    rnd = lb.client_random
+    ntf_key, ntf_dh = AuthKeyPair.ed25519(rnd), DhKeyPair.generate(rnd)
+    ntf = type_class("NtfRequest")(notifier_id=rnd(24), ntf_auth_key=ntf_key.public,
+                                   rcv_ntf_dh_key=ntf_dh.public)
+    contact = create(lb, conn, mode=enum_type("ConnectionMode").Contact, link=True,
+                     optional=1, ntf=ntf)
+    invitation = create(lb, conn, link=True)
+    for body in (b"one", b"two", b"three", b"four"):
+        send(other, contact, body)  # the fourth meets the quota: a marker is stored
+    assert drain(contact, conn) == [b"one", b"two", b"three"]
+    send(other, contact, b"five")
+    assert contact.link is not None
+    blob = make_link_blob(contact.link, rnd, LinkData(conn_req=b"req2", user_data=b"u"), [])
+    assert contact.cmd(M("LSET", enc_link_data=blob), conn)[0].tag == "OK"  # blob overwrite
+    assert contact.cmd(M("NDEL"), conn)[0].tag == "OK"
+    key = AuthKeyPair.ed25519(rnd)
+    assert invitation.cmd(M("KEY", sender_key=key.public), conn)[0].tag == "OK"
+    send(other, invitation, b"a", key=key)
+    lb.clock.advance(2 * DAY)
+    send(other, invitation, b"b", key=key)
+    lb.expire()  # "a" expires behind the unread Initial record: a journal switch
+    drain(invitation, conn)
+    assert invitation.cmd(M("DEL"), conn)[0].tag == "OK"
+    return store
+
+
+SCENARIO = scenario()
+
+
+def apply(store: JournalStore, operation: list[Call]) -> None:
+    for method, args in operation:
+        getattr(store, method)(*args)
+    store.commit()
+
+
+def open_store(root: Path, fs: FaultyFileSystem | None = None) -> JournalStore:
+    # Thresholds of one line: every commit also compacts, every ACK switches journals.
+    return JournalStore(root, sync=False, fs=fs, compact_lines=(1, 1), journal_switch_lines=1)
+
+
+@dataclass
+class Coverage:
+    cuts: int = 0
+    byte_cuts: int = 0
+    step_cuts: int = 0
+    kinds: set[str] | None = None
+
+
+def states_before(tmp: Path) -> Iterator[tuple[int, Path]]:
+    """For each operation, a directory holding the journal store just before it."""
+    root = tmp / "live"
+    for index, operation in enumerate(SCENARIO.operations):
+        copy = tmp / f"before-{index}"
+        shutil.copytree(root, copy) if root.exists() else None
+        yield index, copy
+        store = open_store(root)
+        apply(store, operation)
+        assert snapshot(store) == SCENARIO.states[index + 1]
+        store.close()
+
+
+def cut_points(steps: list[Any]) -> Iterator[Fault]:
+    for i, step in enumerate(steps):
+        if step.kind in ("write", "append"):
+            for cut in range(step.size):
+                yield Fault(i, cut)
+        else:
+            yield Fault(i)
+
+
+def check_recovery(copy: Path, work: Path, index: int, fault: Fault) -> None:
+    before, after = SCENARIO.states[index], SCENARIO.states[index + 1]
+    if work.exists():
+        shutil.rmtree(work)
+    shutil.copytree(copy, work) if copy.exists() else None
+    try:  # opening is part of the operation: it recovers and compacts
+        apply(open_store(work, FaultyFileSystem(work, fault)), SCENARIO.operations[index])
+    except Crash:
+        pass
+    else:
+        raise AssertionError(f"operation {index}: fault {fault} never happened")
+    reopened = open_store(work)
+    state = snapshot(reopened)
+    where = f"operation {index} cut at step {fault.step}, byte {fault.cut}"
+    assert state in (before, after), f"{where}: the store is neither before nor after"
+    if state == before:
+        apply(reopened, SCENARIO.operations[index])
+        assert snapshot(reopened) == after, f"{where}: running it again differs"
+    if index + 1 < len(SCENARIO.operations):
+        apply(reopened, SCENARIO.operations[index + 1])
+        assert snapshot(reopened) == SCENARIO.states[index + 2], f"{where}: the next differs"
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Iterator[Path]:
+    """Thousands of small stores are copied and reopened: in memory (tmpfs) when the machine
+    has one, which makes the suite about four times faster; the store code is the same."""
+    if not os.path.isdir("/dev/shm"):
+        yield tmp_path
+        return
+    path = Path(tempfile.mkdtemp(prefix="smpref-faults-", dir="/dev/shm"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@req("STORE-7", "STORE-9", "STORE-13", "STORE-14", "STORE-4")
+def test_every_cut_of_every_operation_recovers(scratch: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    coverage = Coverage(kinds=set())
+    for index, copy in states_before(scratch):
+        probe = FaultyFileSystem(scratch / "probe")
+        if (scratch / "probe").exists():
+            shutil.rmtree(scratch / "probe")
+        shutil.copytree(copy, scratch / "probe") if copy.exists() else None
+        apply(open_store(scratch / "probe", probe), SCENARIO.operations[index])
+        for step in probe.steps:
+            assert coverage.kinds is not None
+            coverage.kinds.add(_kind(step))
+        for fault in cut_points(probe.steps):
+            check_recovery(copy, scratch / "work", index, fault)
+            coverage.cuts += 1
+            if probe.steps[fault.step].kind in ("write", "append"):
+                coverage.byte_cuts += 1
+            else:
+                coverage.step_cuts += 1
+    with capsys.disabled():
+        print(f"\n[store faults] {len(SCENARIO.operations)} operations, {coverage.cuts} cut "
+              f"points ({coverage.byte_cuts} inside writes, {coverage.step_cuts} between "
+              f"steps); sequences: {', '.join(sorted(coverage.kinds or ()))}")
+    # The scenario must keep reaching every rename sequence the store has.
+    assert {"blob overwrite", "compaction", "journal switch", "deletion",
+            "reference"} <= (coverage.kinds or set())
+
+
+def _kind(step: Any) -> str:
+    name = step.path.rsplit("/", 1)[-1]
+    if step.kind == "rename" and name == "blob.data":
+        return "blob overwrite"
+    if step.kind == "rename" and name.endswith(".log") and step.target.endswith(".bak"):
+        return "compaction"
+    if step.kind == "write" and name.startswith("messages."):
+        return "journal switch"
+    if step.kind == "unlink" and name == "queue_state.log":
+        return "deletion"
+    if step.kind == "write" and name.endswith(".ref"):
+        return "reference"
+    return step.kind
+
+
+@req("STORE-12", "STORE-7")
+def test_a_full_disk_fails_one_operation_and_the_store_goes_on(scratch: Path) -> None:
+    """ENOSPC at every step of every operation (half-written where it writes): the operation
+    fails with an error naming the file, the same store object then works once space is
+    back, and nothing committed is lost."""
+    failures = 0
+    for index, copy in states_before(scratch):
+        probe_root = scratch / "probe"
+        if probe_root.exists():
+            shutil.rmtree(probe_root)
+        shutil.copytree(copy, probe_root) if copy.exists() else None
+        probe = FaultyFileSystem(probe_root)
+        apply(open_store(probe_root, probe), SCENARIO.operations[index])
+        for i, step in enumerate(probe.steps):
+            work = scratch / "work"
+            if work.exists():
+                shutil.rmtree(work)
+            shutil.copytree(copy, work) if copy.exists() else None
+            fs = FaultyFileSystem(work, Fault(i, step.size // 2, enospc=True))
+            if i < _start_steps(work):
+                continue  # a full disk at start fails the start: tested below
+            store = open_store(work, fs)
+            if step.path == "usage.log":
+                # Only the saved blob total failed: the operation stands, with a warning.
+                apply(store, SCENARIO.operations[index])
+                assert "usage.log: No space left on device" in store.stats.warnings[-1]
+                assert snapshot(store) == SCENARIO.states[index + 1]
+                failures += 1
+                continue
+            with pytest.raises(StoreIOError) as info:
+                apply(store, SCENARIO.operations[index])
+            assert "No space left on device" in str(info.value)
+            assert _unrandom(step.path) in _unrandom(str(info.value))  # it names the file
+            store.rollback()
+            fs.fault = None
+            state = snapshot(store)
+            assert state in (SCENARIO.states[index], SCENARIO.states[index + 1])
+            if state == SCENARIO.states[index]:
+                apply(store, SCENARIO.operations[index])
+            assert snapshot(store) == SCENARIO.states[index + 1]
+            failures += 1
+    assert failures > 50
+
+
+def _unrandom(text: str) -> str:
+    """Journal names are random per run: compare them by their place only."""
+    return re.sub(r"messages\.[A-Za-z0-9_-]+\.log", "messages.*.log", text)
+
+
+def _start_steps(root: Path) -> int:
+    """How many steps opening the store at ``root`` takes (on a copy, which it changes)."""
+    probe_root = root.with_name(root.name + "-start")
+    if probe_root.exists():
+        shutil.rmtree(probe_root)
+    shutil.copytree(root, probe_root) if root.exists() else None
+    fs = FaultyFileSystem(probe_root)
+    open_store(probe_root, fs)
+    return len(fs.steps)
+
+
+@req("STORE-12")
+def test_a_full_disk_at_start_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    open_store(tmp_path / "s").close()
+    with pytest.raises(StoreIOError, match=r"usage.log.*No space left on device"):
+        open_store(tmp_path / "s", FaultyFileSystem(tmp_path / "s", Fault(1, 5, enospc=True)))
+    assert snapshot(open_store(tmp_path / "s")) == {b"blob bytes": b"0"}
+
+
+def test_scenario_shape() -> None:
+    """The scenario is what the cut test relies on: many operations, each changing the store."""
+    assert len(SCENARIO.operations) >= 20
+    assert all(a != b for a, b in zip(SCENARIO.states, SCENARIO.states[1:], strict=False))
+
