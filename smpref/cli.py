@@ -253,26 +253,36 @@ def model() -> None:
               help="Hypothesis examples per seed.")
 @click.option("--steps", type=click.IntRange(min=1), default=60, show_default=True,
               help="Steps per example.")
+@click.option("--store", "store_kind", type=click.Choice(["memory", "journal"]),
+              default="memory", show_default=True,
+              help="memory: the model over the in-memory store. journal: over the journal "
+                   "store, checked step by step against the memory store, with reopening.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0917
-               examples: int, steps: int,
+               examples: int, steps: int, store_kind: str,
                as_json: bool) -> None:
     """Run the state machine by seed; exit 1 on the first failing seed, with its program."""
     import time as _time
 
-    from smpref.model.machine import run_seed
+    from smpref.model.machine import QueueMachine, run_seed
+
+    machine: type[QueueMachine] = QueueMachine
+    if store_kind == "journal":
+        from smpref.store.differential import DifferentialMachine
+        machine = DifferentialMachine
 
     started = _time.perf_counter()
     done, total_steps, failure = 0, 0, None
     seed = first_seed
     while (seeds is None or done < seeds) and (
             done == 0 or seeds is not None or _time.perf_counter() - started < seconds):
-        result = run_seed(seed, examples=examples, steps=steps)
+        result = run_seed(seed, examples=examples, steps=steps, machine_class=machine)
         done, total_steps, seed = done + 1, total_steps + result.steps, seed + 1
         if not result.ok:
             failure = result
             break
-    summary = {"firstSeed": first_seed, "seeds": done, "steps": total_steps,
+    summary = {"store": store_kind, "firstSeed": first_seed, "seeds": done,
+               "steps": total_steps,
                "seconds": round(_time.perf_counter() - started, 1),
                "failedSeed": failure.seed if failure else None,
                "failure": failure.failure if failure else None}

@@ -413,6 +413,7 @@ class JournalStore(QueueStore):
             for entity_id in entry.current.ids().values():
                 self._ids[entity_id] = rid
             self.stats.opened += 1
+            self._evict()
         return entry
 
     def _load(self, rid: bytes) -> _Queue | None:
