@@ -53,6 +53,7 @@ bench: $(VENV)/.installed
 	$(PY) bench/codec.py
 	$(PY) bench/model.py
 	$(PY) bench/vectors.py
+	$(PY) bench/store.py
 
 clean:
 	rm -rf $(VENV) .site build dist docs/reference/commands.md .hypothesis .mypy_cache .ruff_cache

@@ -34,6 +34,7 @@ from test_model_rules import M, create, drain, send
 from smpref.errors import StoreIOError
 from smpref.model import DAY, ServerConfig
 from smpref.model.client import AuthKeyPair, DhKeyPair, make_link_blob
+from smpref.model.environment import ManualClock
 from smpref.model.loopback import Loopback
 from smpref.model.records import QueueRecord, StoredRecord
 from smpref.model.store import MemoryStore
@@ -123,7 +124,9 @@ def apply(store: JournalStore, operation: list[Call]) -> None:
 
 def open_store(root: Path, fs: FaultyFileSystem | None = None) -> JournalStore:
     # Thresholds of one line: every commit also compacts, every ACK switches journals.
-    return JournalStore(root, sync=False, fs=fs, compact_lines=(1, 1), journal_switch_lines=1)
+    # A fixed clock: backup names must not depend on when a run crosses a second.
+    return JournalStore(root, sync=False, fs=fs, clock=ManualClock(), compact_lines=(1, 1),
+                        journal_switch_lines=1)
 
 
 @dataclass

@@ -287,3 +287,30 @@ def test_clock_is_only_for_names(tmp_path: Path) -> None:
     (tmp_path / "s" / first).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / "s" / first).write_bytes(b"")
     assert store._stamped("queues", "queue_rec", ".log") == first.replace(".log", "-1.log")
+
+
+@req("STORE-11")
+def test_store_check_reports_unreadable_queues_by_file_and_line(tmp_path: Path) -> None:
+    import json
+
+    from test_cli import run
+
+    lb = journal_lb(tmp_path / "s")
+    conn = lb.connect()
+    damaged, _ = create(lb, conn), create(lb, conn)
+    lb.store.close()
+    healthy = run("store", "check", str(tmp_path / "s"), "--json")
+    assert healthy.returncode == 0, healthy.stderr
+    assert json.loads(healthy.stdout)["queues"] == 2
+    path = tmp_path / "s" / folder_of(damaged.rid) / "queue_rec.log"
+    path.write_bytes(path.read_bytes().replace(b"mode=M", b"mode=X"))
+    broken = run("store", "check", str(tmp_path / "s"), "--json")
+    assert broken.returncode == 1
+    report = json.loads(broken.stdout)
+    assert report["unreadable"] == 1
+    assert report["problems"][0].startswith(
+        f"{folder_of(damaged.rid)}/queue_rec.log:1: crc32 does not match the line")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x").write_text("x")
+    refused = run("store", "check", str(tmp_path / "other"))
+    assert refused.returncode == 2 and "no smpref-store file" in refused.stderr

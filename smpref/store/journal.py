@@ -112,6 +112,7 @@ class _Queue:
     committed_records: list[StoredRecord] = field(default_factory=list)
     line_sizes: list[int] = field(default_factory=list)  # bytes of each committed live line
     rec_body: bytes = b""  # the committed record line with ver=0, to see what changed
+    size: int = 0  # cached_bytes() when last loaded or committed (for the LRU's byte bound)
     rec_lines: int = 0
     state_lines: int = 0
 
@@ -168,6 +169,7 @@ class JournalStore(QueueStore):
         self._warn = warn
         self._open: OrderedDict[bytes, _Queue] = OrderedDict()
         self._dirty: set[bytes] = set()
+        self._cached = 0  # sum of the open queues' ``size``
         self._ids: dict[bytes, bytes] = {}  # every ID of every open queue -> recipient ID
         self._blob_bytes = 0  # with uncommitted changes
         self._committed_blob_bytes = 0  # of the committed queues
@@ -219,6 +221,7 @@ class JournalStore(QueueStore):
         self.commit()
         self._open.clear()
         self._ids.clear()
+        self._cached = 0
         self._write_usage(clean=True, rewrite=True)
 
     # --- lookups ----------------------------------------------------------------------------
@@ -388,15 +391,22 @@ class JournalStore(QueueStore):
         return False
 
     def _ref_is_live(self, entity_id: bytes, name: str) -> bool:
-        """Whether a reference file names a queue that has this ID in its role. A torn
-        reference, or one whose queue is gone or never committed, is a leftover."""
+        """Whether a reference file is complete and names a folder that holds a queue; a
+        torn reference, or one whose queue is gone, is a leftover. (One that names a queue
+        without that ID, left by a crash after NDEL, finds nothing and is left: checking
+        would open a second queue for every reference the sweep meets.)"""
         role = next((r for r, n in REF_NAMES.items() if n == name), None)
         if role is None:
             return True  # not a file the store writes: leave it alone
         try:
-            return self.find(role, entity_id) is not None
+            rid = self._read_ref(role, entity_id)
         except StoreError:
-            return True  # the queue cannot be read: keep the evidence
+            return True  # corrupt: keep the evidence
+        if rid is None:
+            return False
+        folder = folder_of(rid)
+        return rid in self._open or self.fs.exists(f"{folder}/{STATE}") or self.fs.exists(
+            f"{folder}/{STATE}.bak")
 
     # --- opening ----------------------------------------------------------------------------
 
@@ -409,6 +419,8 @@ class JournalStore(QueueStore):
         entry = self._load(rid)
         if entry is not None:
             self._open[rid] = entry
+            entry.size = entry.cached_bytes()
+            self._cached += entry.size
             assert entry.current is not None
             for entity_id in entry.current.ids().values():
                 self._ids[entity_id] = rid
@@ -436,8 +448,12 @@ class JournalStore(QueueStore):
         stored = next((ln.value for ln in reversed(rec_log.valid)
                        if ln.value.version == state.rec), None)
         if stored is None:
-            raise StoreCorruptError(rec_path, f"no valid line with ver={state.rec}, which "
-                                    f"{STATE} line {state_log.valid[-1].number} commits")
+            reason = (f"no valid line with ver={state.rec}, which {STATE} line "
+                      f"{state_log.valid[-1].number} commits")
+            if rec_log.corrupt:  # most likely that line, damaged: name it
+                number, why = rec_log.corrupt[-1]
+                raise StoreCorruptError(rec_path, f"{why} ({reason})", line=number)
+            raise StoreCorruptError(rec_path, reason)
         if stored.recipient_id != rid:
             raise StoreCorruptError(rec_path, "rid is not this folder's ID")
         blob = self._recover_blob(folder, stored.link)
@@ -541,6 +557,9 @@ class JournalStore(QueueStore):
                     self._commit_delete(entry)
                 else:
                     self._commit_queue(entry)
+                    size = entry.cached_bytes()
+                    self._cached += size - entry.size
+                    entry.size = size
             except StoreError:
                 # Disk is the truth: the queue is read again, with recovery, when next used.
                 self._forget(entry)
@@ -567,7 +586,8 @@ class JournalStore(QueueStore):
 
     def _forget(self, entry: _Queue) -> None:
         self._unindex(entry)
-        self._open.pop(entry.rid, None)
+        if self._open.pop(entry.rid, None) is not None:
+            self._cached -= entry.size
 
     def _commit_delete(self, entry: _Queue) -> None:
         """Unlinking queue_state.log is the commit point; then the references and the folder
@@ -579,7 +599,7 @@ class JournalStore(QueueStore):
                 if role != "recipient":
                     self.fs.rmtree(folder_of(entity_id))
             self.fs.rmtree(entry.folder)
-        self._open.pop(entry.rid, None)
+        self._forget(entry)
 
     def _commit_queue(self, entry: _Queue) -> None:
         queue = entry.current
@@ -744,14 +764,12 @@ class JournalStore(QueueStore):
     def _evict(self) -> None:
         """Close queues past the LRU's bounds or idle too long (STORE-16)."""
         idle_before = self.clock.now() - self.idle_seconds
-        total = sum(e.cached_bytes() for e in self._open.values())
         for entry in list(self._open.values()):
-            over = len(self._open) > self.open_limit or total > self.cache_bytes
+            over = len(self._open) > self.open_limit or self._cached > self.cache_bytes
             if not over and entry.last_used >= idle_before:
                 break
             if entry.rid in self._dirty:
                 continue
-            total -= entry.cached_bytes()
             self._forget(entry)
             self.stats.evicted += 1
 
