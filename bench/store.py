@@ -127,8 +127,8 @@ def probe(root: Path, count: int, samples: int) -> dict[str, Any]:
     from smpref.model.config import ServerConfig
     from smpref.model.environment import SeededRandom
     from smpref.model.server import Server
-    from smpref.store.journal import JournalStore, folder_of
-    from smpref.wire import message_class, type_class
+    from smpref.store.journal import JournalStore
+    from smpref.wire import message_class
 
     imported = time.perf_counter() - t0
     rng = random.Random(7)
@@ -160,6 +160,23 @@ def probe(root: Path, count: int, samples: int) -> dict[str, Any]:
     if samples == 0:  # start only: the parent times the whole process
         return {"start_s": start, "start_rss_mb": start_rss}
 
+    result = {"queues": count, "import_s": imported, "start_s": start,
+              "start_rss_mb": start_rss}
+    result.update(latencies(root, store, command, owner, picks=picks, samples=samples))
+    server.sweep_state.cursor = ids(rng.randrange(count))[0]
+    t = time.perf_counter()
+    server.sweep(limit=256)
+    result.update(sweep_slice_ms=1000 * (time.perf_counter() - t),
+                  open_queues=store.open_count(), peak_rss_mb=rss_mb())
+    return result
+
+
+def latencies(root: Path, store: Any, command: Any, owner: Any, *, picks: list[int],
+              samples: int) -> dict[str, float]:
+    """Cold opens (and the bare-read baseline), and SEND+GET+ACK on cold queues, in ms."""
+    from smpref.store.journal import folder_of
+    from smpref.wire import message_class, type_class
+
     opened, baseline = [], []
     for i in picks[:samples]:
         rid, _ = ids(i)
@@ -186,20 +203,13 @@ def probe(root: Path, count: int, samples: int) -> dict[str, Any]:
         acked = command(message_class("ACK")(msg_id=got[0].message.msg_id), rid, owner)
         assert acked[0].message.TAG == "OK", acked
         send_ack.append(time.perf_counter() - t)
-    server.sweep_state.cursor = ids(rng.randrange(count))[0]
-    t = time.perf_counter()
-    swept, _ = server.sweep(limit=256)
-    sweep = time.perf_counter() - t
     return {
-        "queues": count, "import_s": imported, "start_s": start, "start_rss_mb": start_rss,
         "open_p50_ms": 1000 * statistics.median(opened),
         "open_p99_ms": 1000 * percentile(opened, 0.99),
         "read_p50_ms": 1000 * statistics.median(baseline),
         "read_p99_ms": 1000 * percentile(baseline, 0.99),
         "send_ack_p50_ms": 1000 * statistics.median(send_ack),
         "send_ack_p99_ms": 1000 * percentile(send_ack, 0.99),
-        "sweep_slice_ms": 1000 * sweep, "open_queues": store.open_count(),
-        "peak_rss_mb": rss_mb(),
     }
 
 
