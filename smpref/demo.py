@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 from nacl.public import PrivateKey
 from nacl.signing import SigningKey
@@ -101,11 +102,21 @@ def run_demo(console: Console | None = None) -> None:
 
 
 def _model_lifecycle(console: Console) -> None:
-    """A queue's life in the reference model, through the wire format both ways."""
+    """A queue's life in the reference model, through the wire format both ways, stored in
+    the server's embedded default: a journal store in a temporary directory."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="smpref-demo-") as tmp:
+        _lifecycle_over(console, Path(tmp))
+
+
+def _lifecycle_over(console: Console, root: Path) -> None:
     from smpref.model.client import AuthKeyPair, DhKeyPair, OwnedQueue, read_link_blob
     from smpref.model.loopback import Loopback
+    from smpref.store.journal import JournalStore, folder_of
 
     lb = Loopback(seed=2026)
+    lb.store = lb.server.store = JournalStore(root, clock=lb.clock)
     alice, bob = lb.connect(), lb.connect()
     owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
     link = LinkKeys.generate(lb.client_random)
@@ -142,4 +153,8 @@ def _model_lifecycle(console: Console) -> None:
     (unsigned,) = bob.send(message_class("SEND")(flags=flags, body=b"x"), queue_link.sender_id)
     lines.append(f"bob    SEND (unsigned)       -> {unsigned.tag} "
                  f"{unsigned.message.error.CODEC.tag.decode()}: the queue is secured")
+    folder = folder_of(owner.recipient_id)
+    files = ", ".join(sorted(p.name for p in (root / folder).iterdir()))
+    lines.append(f"store  {folder[:20]}...: {files}")
+    lb.store.close()
     console.print(Panel.fit("\n".join(lines), title="5. the reference model: a queue's life"))
