@@ -94,7 +94,7 @@ class Loopback:
 
     def deliver(self, connection: Connection, data: bytes) -> list[Reply]:
         mine = []
-        for session_id, reply in self.route(self.server.receive(connection.session_id, data)):
+        for session_id, reply in self.route(self.process(connection.session_id, data)):
             if session_id == connection.session_id:
                 mine.append(reply)
             else:
@@ -102,5 +102,13 @@ class Loopback:
         return mine
 
     def expire(self) -> None:
-        for session_id, reply in self.route(self.server.expire()):
+        for session_id, reply in self.route(self.sweep()):
             self.connections[session_id].inbox.append(reply)
+
+    def process(self, session_id: bytes, data: bytes) -> list[Any]:
+        """The server's answer to one transmission (a hook for shadowing servers)."""
+        return self.server.receive(session_id, data)
+
+    def sweep(self) -> list[Any]:
+        """A whole sweep cycle of the server (a hook for shadowing servers)."""
+        return self.server.expire()

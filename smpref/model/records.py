@@ -57,12 +57,21 @@ class QueueRecord:
 
     def ids(self) -> dict[str, bytes]:
         """The queue's IDs by role."""
-        ids = {"recipient": self.recipient_id, "sender": self.sender_id}
-        if self.notifier is not None:
-            ids["notifier"] = self.notifier.notifier_id
-        if self.link is not None:
-            ids["link"] = self.link.link_id
-        return ids
+        return ids_by_role(self.recipient_id, self.sender_id,
+                           self.notifier.notifier_id if self.notifier else None,
+                           self.link.link_id if self.link else None)
+
+
+def ids_by_role(recipient_id: bytes, sender_id: bytes, notifier_id: bytes | None,
+                link_id: bytes | None) -> dict[str, bytes]:
+    """A queue's IDs by role (QUEUE-4): recipient and sender always, notifier and link when
+    the queue has them."""
+    ids = {"recipient": recipient_id, "sender": sender_id}
+    if notifier_id is not None:
+        ids["notifier"] = notifier_id
+    if link_id is not None:
+        ids["link"] = link_id
+    return ids
 
 
 @dataclass(frozen=True, slots=True)

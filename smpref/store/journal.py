@@ -29,7 +29,7 @@ from typing import Any
 
 from smpref.errors import NotAStoreError, StoreCorruptError, StoreError, WireError
 from smpref.model.environment import Clock
-from smpref.model.records import QueueRecord, StoredRecord
+from smpref.model.records import QueueRecord, StoredRecord, ids_by_role
 from smpref.model.store import QueueStore
 from smpref.store.codec import (
     FORMAT_VERSION,
@@ -795,12 +795,9 @@ def _backup_order(name: str) -> tuple[str, int]:
 
 
 def _stored_ids(stored: StoredQueue) -> dict[str, bytes]:
-    ids = {"recipient": stored.recipient_id, "sender": stored.sender_id}
-    if stored.notifier is not None:
-        ids["notifier"] = stored.notifier.notifier_id
-    if stored.link is not None:
-        ids["link"] = stored.link.link_id
-    return ids
+    return ids_by_role(stored.recipient_id, stored.sender_id,
+                       stored.notifier.notifier_id if stored.notifier else None,
+                       stored.link.link_id if stored.link else None)
 
 
 def _fields_of(line: bytes) -> dict[str, str]:
