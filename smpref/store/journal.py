@@ -764,7 +764,8 @@ class JournalStore(QueueStore):
     def _evict(self) -> None:
         """Close queues past the LRU's bounds or idle too long (STORE-16)."""
         idle_before = self.clock.now() - self.idle_seconds
-        for entry in list(self._open.values()):
+        entries = list(self._open.values())
+        for entry in entries[:-1]:  # never the queue just used: its caller holds it
             over = len(self._open) > self.open_limit or self._cached > self.cache_bytes
             if not over and entry.last_used >= idle_before:
                 break
