@@ -314,3 +314,17 @@ def test_store_check_reports_unreadable_queues_by_file_and_line(tmp_path: Path) 
     (tmp_path / "other" / "x").write_text("x")
     refused = run("store", "check", str(tmp_path / "other"))
     assert refused.returncode == 2 and "no smpref-store file" in refused.stderr
+
+
+@req("STORE-16")
+def test_an_lru_of_one_queue_still_serves_everything(tmp_path: Path) -> None:
+    """The bound holds even below what one command touches: the queue just opened stays."""
+    lb = journal_lb(tmp_path / "s")
+    store = reopen(lb, open_limit=1)
+    conn, sender = lb.connect(), lb.connect()
+    queues = [create(lb, conn) for _ in range(3)]
+    for q in queues:
+        send(sender, q, b"to " + q.rid[:4])
+    for q in queues:
+        assert drain(q, conn) == [b"to " + q.rid[:4]]
+        assert store.open_count() == 1

@@ -765,12 +765,13 @@ class JournalStore(QueueStore):
         """Close queues past the LRU's bounds or idle too long (STORE-16)."""
         idle_before = self.clock.now() - self.idle_seconds
         entries = list(self._open.values())
-        for entry in entries[:-1]:  # never the queue just used: its caller holds it
+        for entry in entries:
+            idle = entry.last_used < idle_before
             over = len(self._open) > self.open_limit or self._cached > self.cache_bytes
-            if not over and entry.last_used >= idle_before:
+            if not over and not idle:
                 break
-            if entry.rid in self._dirty:
-                continue
+            if entry.rid in self._dirty or (entry is entries[-1] and not idle):
+                continue  # uncommitted, or the queue just used, which its caller holds
             self._forget(entry)
             self.stats.evicted += 1
 
