@@ -459,9 +459,10 @@ class JournalStore(QueueStore):
         blob = self._recover_blob(folder, stored.link)
         records, sizes = self._read_journal(folder, state)
         current = stored.queue(blob, state.ratchet, state.can_write)
-        entry = _Queue(rid, folder, current, records, self.clock.now(), stored, state,
-                       list(records), sizes, _rec_body(current, stored.link),
-                       rec_log.line_count, state_log.line_count)
+        entry = _Queue(rid, folder, current, records, self.clock.now(), stored=stored,
+                       state=state, committed_records=list(records), line_sizes=sizes,
+                       rec_body=_rec_body(current, stored.link),
+                       rec_lines=rec_log.line_count, state_lines=state_log.line_count)
         for number, reason in rec_log.corrupt + state_log.corrupt:
             self._report(f"{folder}: skipped corrupt line {number}: {reason}")
         if rec_log.line_count > 1 or rec_log.torn:
