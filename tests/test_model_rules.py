@@ -86,6 +86,14 @@ def create(lb: Loopback, conn: Connection, *, mode: Any = None, link: bool = Fal
     return Q(owner, conn, keys, replies)
 
 
+def notifier_request(lb: Loopback) -> tuple[Any, AuthKeyPair, DhKeyPair]:
+    """A NEW's notifier request with fresh keys (CMD-12), and those keys."""
+    key, dh = AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random)
+    request = type_class("NtfRequest")(notifier_id=lb.client_random(24),
+                                       ntf_auth_key=key.public, rcv_ntf_dh_key=dh.public)
+    return request, key, dh
+
+
 def send(conn: Connection, q: Q, body: bytes = b"hi", key: AuthKeyPair | None = None,
          notify: bool = False) -> list[Reply]:
     return conn.send(M("SEND", flags=type_class("MsgFlags")(notification=notify), body=body),
@@ -141,10 +149,8 @@ def test_new_answers_ids_and_subscribes_with_the_initial_record(lb: Loopback) ->
 @req("QUEUE-10", "CMD-12", "MSG-7", "CMD-34", "DIV-10")
 def test_notifier_request_and_nmsg(lb: Loopback) -> None:
     conn, notifier_conn, sender = lb.connect(), lb.connect(), lb.connect()
-    ntf_key, ntf_dh = AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random)
-    notifier_id = lb.client_random(24)
-    request = type_class("NtfRequest")(notifier_id=notifier_id, ntf_auth_key=ntf_key.public,
-                                       rcv_ntf_dh_key=ntf_dh.public)
+    request, ntf_key, ntf_dh = notifier_request(lb)
+    notifier_id = request.notifier_id
     q = create(lb, conn, ntf=request)
     creds = q.replies[0].message.server_ntf_creds
     assert creds.notifier_id == notifier_id

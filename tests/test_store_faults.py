@@ -29,11 +29,11 @@ from typing import Any
 import pytest
 from faults import Crash, Fault, FaultyFileSystem
 from reqs import req
-from test_model_rules import M, create, drain, send
+from test_model_rules import M, create, drain, notifier_request, send
 
 from smpref.errors import StoreIOError
 from smpref.model import DAY, ServerConfig
-from smpref.model.client import AuthKeyPair, DhKeyPair, make_link_blob
+from smpref.model.client import AuthKeyPair, make_link_blob
 from smpref.model.environment import ManualClock
 from smpref.model.loopback import Loopback
 from smpref.model.records import QueueRecord, StoredRecord
@@ -88,11 +88,8 @@ def scenario() -> RecordingStore:
                                                ratchet_update_interval=2), store=store)
     conn, other = lb.connect(), lb.connect()
     rnd = lb.client_random
-    ntf_key, ntf_dh = AuthKeyPair.ed25519(rnd), DhKeyPair.generate(rnd)
-    ntf = type_class("NtfRequest")(notifier_id=rnd(24), ntf_auth_key=ntf_key.public,
-                                   rcv_ntf_dh_key=ntf_dh.public)
     contact = create(lb, conn, mode=enum_type("ConnectionMode").Contact, link=True,
-                     optional=1, ntf=ntf)
+                     optional=1, ntf=notifier_request(lb)[0])
     invitation = create(lb, conn, link=True)
     for body in (b"one", b"two", b"three", b"four"):
         send(other, contact, body)  # the fourth meets the quota: a marker is stored
@@ -137,12 +134,31 @@ class Coverage:
     kinds: set[str] | None = None
 
 
+def restore(copy: Path, work: Path) -> Path:
+    """Make ``work`` a fresh copy of ``copy`` (absent when ``copy`` is: before the first
+    operation there is no store yet)."""
+    if work.exists():
+        shutil.rmtree(work)
+    if copy.exists():
+        shutil.copytree(copy, work)
+    return work
+
+
+def probe_steps(copy: Path, work: Path, operation: list[Call] | None) -> list[Any]:
+    """The steps that opening the store (and running ``operation``, if given) takes, on a
+    copy of ``copy``."""
+    fs = FaultyFileSystem(restore(copy, work))
+    store = open_store(work, fs)
+    if operation is not None:
+        apply(store, operation)
+    return fs.steps
+
+
 def states_before(tmp: Path) -> Iterator[tuple[int, Path]]:
     """For each operation, a directory holding the journal store just before it."""
     root = tmp / "live"
     for index, operation in enumerate(SCENARIO.operations):
-        copy = tmp / f"before-{index}"
-        shutil.copytree(root, copy) if root.exists() else None
+        copy = restore(root, tmp / f"before-{index}")
         yield index, copy
         store = open_store(root)
         apply(store, operation)
@@ -161,9 +177,7 @@ def cut_points(steps: list[Any]) -> Iterator[Fault]:
 
 def check_recovery(copy: Path, work: Path, index: int, fault: Fault) -> None:
     before, after = SCENARIO.states[index], SCENARIO.states[index + 1]
-    if work.exists():
-        shutil.rmtree(work)
-    shutil.copytree(copy, work) if copy.exists() else None
+    restore(copy, work)
     try:  # opening is part of the operation: it recovers and compacts
         apply(open_store(work, FaultyFileSystem(work, fault)), SCENARIO.operations[index])
     except Crash:
@@ -201,18 +215,14 @@ def test_every_cut_of_every_operation_recovers(scratch: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     coverage = Coverage(kinds=set())
     for index, copy in states_before(scratch):
-        probe = FaultyFileSystem(scratch / "probe")
-        if (scratch / "probe").exists():
-            shutil.rmtree(scratch / "probe")
-        shutil.copytree(copy, scratch / "probe") if copy.exists() else None
-        apply(open_store(scratch / "probe", probe), SCENARIO.operations[index])
-        for step in probe.steps:
+        steps = probe_steps(copy, scratch / "probe", SCENARIO.operations[index])
+        for step in steps:
             assert coverage.kinds is not None
             coverage.kinds.add(_kind(step))
-        for fault in cut_points(probe.steps):
+        for fault in cut_points(steps):
             check_recovery(copy, scratch / "work", index, fault)
             coverage.cuts += 1
-            if probe.steps[fault.step].kind in ("write", "append"):
+            if steps[fault.step].kind in ("write", "append"):
                 coverage.byte_cuts += 1
             else:
                 coverage.step_cuts += 1
@@ -247,20 +257,13 @@ def test_a_full_disk_fails_one_operation_and_the_store_goes_on(scratch: Path) ->
     back, and nothing committed is lost."""
     failures = 0
     for index, copy in states_before(scratch):
-        probe_root = scratch / "probe"
-        if probe_root.exists():
-            shutil.rmtree(probe_root)
-        shutil.copytree(copy, probe_root) if copy.exists() else None
-        probe = FaultyFileSystem(probe_root)
-        apply(open_store(probe_root, probe), SCENARIO.operations[index])
-        for i, step in enumerate(probe.steps):
+        steps = probe_steps(copy, scratch / "probe", SCENARIO.operations[index])
+        start_steps = len(probe_steps(copy, scratch / "probe", None))
+        for i, step in enumerate(steps):
             work = scratch / "work"
-            if work.exists():
-                shutil.rmtree(work)
-            shutil.copytree(copy, work) if copy.exists() else None
-            fs = FaultyFileSystem(work, Fault(i, step.size // 2, enospc=True))
-            if i < _start_steps(work):
+            if i < start_steps:
                 continue  # a full disk at start fails the start: tested below
+            fs = FaultyFileSystem(restore(copy, work), Fault(i, step.size // 2, enospc=True))
             store = open_store(work, fs)
             if step.path == "usage.log":
                 # Only the saved blob total failed: the operation stands, with a warning.
@@ -287,17 +290,6 @@ def test_a_full_disk_fails_one_operation_and_the_store_goes_on(scratch: Path) ->
 def _unrandom(text: str) -> str:
     """Journal names are random per run: compare them by their place only."""
     return re.sub(r"messages\.[A-Za-z0-9_-]+\.log", "messages.*.log", text)
-
-
-def _start_steps(root: Path) -> int:
-    """How many steps opening the store at ``root`` takes (on a copy, which it changes)."""
-    probe_root = root.with_name(root.name + "-start")
-    if probe_root.exists():
-        shutil.rmtree(probe_root)
-    shutil.copytree(root, probe_root) if root.exists() else None
-    fs = FaultyFileSystem(probe_root)
-    open_store(probe_root, fs)
-    return len(fs.steps)
 
 
 @req("STORE-12")

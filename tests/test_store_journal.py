@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from reqs import req
-from test_model_rules import M, Q, create, drain, send
+from test_model_rules import M, Q, create, drain, notifier_request, send
 
 from smpref.errors import NotAStoreError, StoreCorruptError
 from smpref.model import DAY, ServerConfig
@@ -57,22 +57,9 @@ def reopen(lb: Loopback, **kwargs: Any) -> JournalStore:
 
 
 def contact_with_notifier(lb: Loopback) -> tuple[Q, Any]:
-    conn = lb.connect()
-    ntf = type_class("NtfRequest")(
-        notifier_id=lb.client_random(24),
-        ntf_auth_key=_auth_public(lb), rcv_ntf_dh_key=_dh_public(lb))
-    q = create(lb, conn, mode=enum_type("ConnectionMode").Contact, link=True, ntf=ntf)
-    return q, ntf
-
-
-def _auth_public(lb: Loopback) -> Any:
-    from smpref.model.client import AuthKeyPair
-    return AuthKeyPair.ed25519(lb.client_random).public
-
-
-def _dh_public(lb: Loopback) -> Any:
-    from smpref.model.client import DhKeyPair
-    return DhKeyPair.generate(lb.client_random).public
+    ntf = notifier_request(lb)[0]
+    return create(lb, lb.connect(), mode=enum_type("ConnectionMode").Contact, link=True,
+                  ntf=ntf), ntf
 
 
 @req("STORE-1", "STORE-2", "STORE-3", "STORE-5", "STORE-8", "STORE-20")

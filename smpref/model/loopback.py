@@ -78,7 +78,7 @@ class Loopback:
     def connect(self) -> Connection:
         session_id = self.client_random(32)
         secret = self.server_random(32)
-        self.server.open_session(session_id, secret)
+        self.open_session(session_id, secret)
         client = ClientSession(session_id, x25519_public(secret), self.client_random)
         connection = Connection(self, client)
         self.connections[session_id] = connection
@@ -104,6 +104,10 @@ class Loopback:
     def expire(self) -> None:
         for session_id, reply in self.route(self.sweep()):
             self.connections[session_id].inbox.append(reply)
+
+    def open_session(self, session_id: bytes, secret: bytes) -> None:
+        """Register a connection with the server (a hook for shadowing servers)."""
+        self.server.open_session(session_id, secret)
 
     def process(self, session_id: bytes, data: bytes) -> list[Any]:
         """The server's answer to one transmission (a hook for shadowing servers)."""

@@ -384,9 +384,7 @@ class Server:
                 return
             state.cutoff_budget -= gain
         assert queue.link is not None
-        mandatory = tuple(p for p in queue.link.blob.parts
-                          if p.priority is LinkPartPriority.Mandatory)
-        self.store.put(replace(queue, link=_link(queue.link.link_id, LinkBlob(parts=mandatory),
+        self.store.put(replace(queue, link=_link(queue.link.link_id, _mandatory(queue.link.blob),
                                                  queue.link.drop_on_send)))
 
 
@@ -422,8 +420,13 @@ def _optional_bytes(queue: QueueRecord) -> int:
     """What dropping a queue's optional blob parts frees (0 when it has none)."""
     if queue.link is None or len(queue.link.blob.parts) == 1:
         return 0
-    mandatory = tuple(p for p in queue.link.blob.parts if p.priority is LinkPartPriority.Mandatory)
-    return queue.link.blob_size - len(LinkBlob(parts=mandatory).encode())
+    return queue.link.blob_size - len(_mandatory(queue.link.blob).encode())
+
+
+def _mandatory(blob: Any) -> Any:
+    """The blob with its optional parts dropped (QUEUE-9)."""
+    return LinkBlob(parts=tuple(p for p in blob.parts
+                                if p.priority is LinkPartPriority.Mandatory))
 
 
 def _link(link_id: bytes, blob: Any, drop_on_send: bool = False) -> Link:

@@ -132,6 +132,13 @@ class StoredQueue:
     link: LinkMeta | None
     notifier: Notifier | None
 
+    @classmethod
+    def of(cls, version: int, queue: QueueRecord, link: LinkMeta | None) -> StoredQueue:
+        """What a queue_rec.log line written from ``queue`` holds."""
+        return cls(version, queue.recipient_id, queue.recipient_key, queue.rcv_dh_secret,
+                   queue.owner_key, queue.server_dh_public, queue.sender_id, queue.mode,
+                   queue.updated_at, queue.suspended, queue.sender_key, link, queue.notifier)
+
     def queue(self, blob: Any, ratchet: RatchetState, can_write: bool) -> QueueRecord:
         link = None
         if self.link is not None:

@@ -23,11 +23,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from smpref.crypto.primitives import x25519_public
-from smpref.model.client import ClientSession
 from smpref.model.config import ServerConfig
 from smpref.model.environment import SeededRandom
-from smpref.model.loopback import Connection, Loopback
+from smpref.model.loopback import Loopback
 from smpref.model.machine import MACHINE_CONFIG, QueueMachine
 from smpref.model.records import QueueRecord
 from smpref.model.server import Server
@@ -90,17 +88,11 @@ class DifferentialLoopback(Loopback):
         # sync=False: fsync matters only for power loss, which no test here simulates.
         return JournalStore(self.root, clock=self.clock, sync=False, open_limit=8)
 
-    def connect(self) -> Connection:
-        session_id = self.client_random(32)
-        secret = self.server_random(32)
+    def open_session(self, session_id: bytes, secret: bytes) -> None:
         if self.shadow_random(32) != secret:
             raise StoresDisagreeError("the two servers' random sources diverged")
         self.server.open_session(session_id, secret)
         self.shadow.open_session(session_id, secret)
-        client = ClientSession(session_id, x25519_public(secret), self.client_random)
-        connection = Connection(self, client)
-        self.connections[session_id] = connection
-        return connection
 
     def process(self, session_id: bytes, data: bytes) -> list[Any]:
         out = self.server.receive(session_id, data)

@@ -48,7 +48,6 @@ from smpref.store.lines import (
     LineError,
     LogContents,
     b64,
-    decode_line,
     encode_line,
     read_log,
     unb64,
@@ -110,6 +109,7 @@ class _Queue:
     stored: StoredQueue | None = None  # committed queue_rec.log line; None for a new queue
     state: QueueState | None = None  # committed queue_state.log line
     committed_records: list[StoredRecord] = field(default_factory=list)
+    committed_blob: Any = None  # the committed blob value: the same object means unchanged
     line_sizes: list[int] = field(default_factory=list)  # bytes of each committed live line
     rec_body: bytes = b""  # the committed record line with ver=0, to see what changed
     size: int = 0  # cached_bytes() when last loaded or committed (for the LRU's byte bound)
@@ -458,10 +458,10 @@ class JournalStore(QueueStore):
             raise StoreCorruptError(rec_path, "rid is not this folder's ID")
         blob = self._recover_blob(folder, stored.link)
         records, sizes = self._read_journal(folder, state)
-        current = stored.queue(blob, state.ratchet, state.can_write)
+        current = stored.queue(blob, state.ratchet, state.can_write)  # blob: None without link
         entry = _Queue(rid, folder, current, records, self.clock.now(), stored=stored,
-                       state=state, committed_records=list(records), line_sizes=sizes,
-                       rec_body=_rec_body(current, stored.link),
+                       state=state, committed_records=list(records), committed_blob=blob,
+                       line_sizes=sizes, rec_body=_rec_body(current, stored.link),
                        rec_lines=rec_log.line_count, state_lines=state_log.line_count)
         for number, reason in rec_log.corrupt + state_log.corrupt:
             self._report(f"{folder}: skipped corrupt line {number}: {reason}")
@@ -622,7 +622,7 @@ class JournalStore(QueueStore):
             line = encode_line(record_fields(version, queue, link_meta))
             self._append_line(entry.folder, REC, line, new=stored is None)  # 4. the record
             entry.rec_lines = 1 if stored is None else entry.rec_lines + 1
-            stored = record_from_fields(_fields_of(line))
+            stored = StoredQueue.of(version, queue, link_meta)
         state = replace(state, rec=stored.version, can_write=queue.can_write,
                         ratchet=queue.ratchet)
         self._append_line(entry.folder, STATE, encode_line(state_fields(state)),
@@ -633,6 +633,7 @@ class JournalStore(QueueStore):
         self._committed_blob_bytes += (link_meta.size if link_meta else 0) - (
             previous.link.size if previous and previous.link else 0)
         entry.committed_records, entry.line_sizes = list(entry.records), sizes
+        entry.committed_blob = queue.link.blob if queue.link else None
         entry.rec_body = rec_body
         # 6. what the committed state no longer names
         for role, entity_id in gone_refs.items():
@@ -661,10 +662,15 @@ class JournalStore(QueueStore):
         """Seed 001's two-step overwrite (STORE-4); returns the blob's line fields."""
         if queue.link is None:
             return None
+        old = entry.stored.link if entry.stored else None
+        if old is not None and queue.link.blob is entry.committed_blob:
+            # Blobs are frozen values and the model replaces the object to change one: no
+            # need to encode and hash 15 KB again at every SEND to a queue with a link.
+            return LinkMeta(queue.link.link_id, queue.link.blob_size, old.digest,
+                            queue.link.drop_on_send)
         data = bytes(queue.link.blob.encode())
         meta = LinkMeta(queue.link.link_id, queue.link.blob_size,
                         hashlib.sha256(data).digest(), queue.link.drop_on_send)
-        old = entry.stored.link if entry.stored else None
         if old is not None and old.digest == meta.digest:
             return meta
         folder = entry.folder
@@ -801,10 +807,6 @@ def _stored_ids(stored: StoredQueue) -> dict[str, bytes]:
     return ids_by_role(stored.recipient_id, stored.sender_id,
                        stored.notifier.notifier_id if stored.notifier else None,
                        stored.link.link_id if stored.link else None)
-
-
-def _fields_of(line: bytes) -> dict[str, str]:
-    return decode_line(line[:-1])
 
 
 def _rec_body(queue: QueueRecord, link: LinkMeta | None) -> bytes:
