@@ -315,3 +315,19 @@ def test_an_lru_of_one_queue_still_serves_everything(tmp_path: Path) -> None:
     for q in queues:
         assert drain(q, conn) == [b"to " + q.rid[:4]]
         assert store.open_count() == 1
+
+
+@req("STORE-14")
+def test_an_open_queue_compacts_its_state_log_past_the_threshold(tmp_path: Path) -> None:
+    """A queue opened from disk counts its logs' lines: with a threshold of 2 lines, the second
+    commit after opening (the third line) compacts queue_state.log back to one line."""
+    lb = journal_lb(tmp_path / "s")
+    conn = lb.connect()
+    q = create(lb, conn)
+    reopen(lb, compact_lines=(16, 2))
+    state_log = tmp_path / "s" / folder_of(q.rid) / "queue_state.log"
+    sender = lb.connect()
+    send(sender, q, b"one")  # opens the queue (one line), then a second line
+    assert state_log.read_bytes().count(b"\n") == 2
+    send(sender, q, b"two")  # a third line: past the threshold
+    assert state_log.read_bytes().count(b"\n") == 1
