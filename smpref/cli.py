@@ -379,5 +379,15 @@ def demo() -> None:
     run_demo()
 
 
+def _register_network_commands() -> None:
+    from smpref.cli_net import conform, serve
+
+    main.add_command(serve)
+    main.add_command(conform)
+
+
+_register_network_commands()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -48,3 +48,8 @@ def grammar_text(name: str) -> str:
 def spec_text(name: str) -> str:
     """Return the spec file ``spec/<name>``."""
     return read_text("spec", name)
+
+
+def spec_pages() -> list[str]:
+    """The names of the packaged spec pages (``*.md``), sorted."""
+    return sorted(p.name for p in (_data_root() / "spec").iterdir() if p.name.endswith(".md"))

@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
 
 from smpref.crypto.primitives import CryptoError, ed25519_sign, ed25519_verify
 from smpref.errors import BadValueError, WireError
@@ -24,6 +28,7 @@ from smpref.wire.keys import DH_ALGORITHMS, KeyAlgorithm, PublicKey
 from smpref.wire.primitives import Reader, write_large, write_short_string
 
 ED25519_ALGORITHM_ID = bytes.fromhex("300506032b6570")
+ED448_ALGORITHM_ID = bytes.fromhex("300506032b6571")
 _SPKI_WRAPPER = bytes.fromhex("302c")
 _SIGNED_PREFIX = bytes.fromhex("3078")  # SEQUENCE of 120 bytes
 _BIT_STRING = bytes.fromhex("034100")  # 65 bytes: no unused bits, then the signature
@@ -41,15 +46,45 @@ def signed_session_key(tls_seed: bytes, session_public: bytes) -> bytes:
     return _SIGNED_PREFIX + inner + ED25519_ALGORITHM_ID + _BIT_STRING + signature
 
 
-def verify_signed_session_key(der: bytes, tls_public: bytes) -> bytes:
-    """The X25519 session key in ``der`` if the TLS key signed it, else CryptoError."""
-    inner_end = len(_SIGNED_PREFIX) + 46
-    if (len(der) != 122 or der[:2] != _SIGNED_PREFIX or der[2:4] != _SPKI_WRAPPER
-            or der[inner_end : inner_end + 7] != ED25519_ALGORITHM_ID
-            or der[inner_end + 7 : inner_end + 10] != _BIT_STRING):
-        raise CryptoError("not an Ed25519-signed X25519 key in the deployed DER layout")
-    inner = der[2:inner_end]
-    if not ed25519_verify(tls_public, inner, der[inner_end + 10 :]):
+#: (algorithm identifier, BIT STRING header, signature length, outer SEQUENCE header) per key
+_SIGNED_LAYOUTS = {
+    "ed25519": (ED25519_ALGORITHM_ID, bytes.fromhex("034100"), 64, bytes.fromhex("3078")),
+    "ed448": (ED448_ALGORITHM_ID, bytes.fromhex("037300"), 114, bytes.fromhex("3081aa")),
+}
+
+
+def verify_signed_session_key(der: bytes, tls_public: bytes | Any) -> bytes:
+    """The X25519 session key in ``der`` if the TLS key signed it, else CryptoError.
+
+    ``tls_public`` is a raw Ed25519 key or a ``cryptography`` Ed25519/Ed448 public key (deployed
+    servers default to Ed448 certificates, smp-wire §2.3).
+    """
+    if isinstance(tls_public, bytes):
+        name = "ed25519"
+    elif isinstance(tls_public, ed448.Ed448PublicKey):
+        name = "ed448"
+    elif isinstance(tls_public, ed25519.Ed25519PublicKey):
+        name = "ed25519"
+    else:
+        raise CryptoError("the TLS key is neither Ed25519 nor Ed448")
+    algorithm, bit_string, sig_len, prefix = _SIGNED_LAYOUTS[name]
+    inner_end = len(prefix) + 46
+    if (len(der) != inner_end + len(algorithm) + len(bit_string) + sig_len
+            or der[: len(prefix)] != prefix or der[len(prefix) : len(prefix) + 2] != _SPKI_WRAPPER
+            or der[inner_end : inner_end + len(algorithm)] != algorithm
+            or der[inner_end + len(algorithm) : inner_end + len(algorithm) + 3] != bit_string):
+        raise CryptoError(f"not an {name}-signed X25519 key in the deployed DER layout")
+    inner = der[len(prefix) : inner_end]
+    signature = der[inner_end + len(algorithm) + 3 :]
+    if isinstance(tls_public, bytes):
+        valid = ed25519_verify(tls_public, inner, signature)
+    else:
+        try:
+            tls_public.verify(signature, inner)
+            valid = True
+        except InvalidSignature:
+            valid = False
+    if not valid:
         raise CryptoError("the session key's signature does not verify")
     return PublicKey.from_der(inner[2:], DH_ALGORITHMS).raw
 

@@ -249,25 +249,40 @@ def decode_block(block: bytes) -> list[bytes]:
     return decode_batch(unpad(block))
 
 
-def batch_transmissions(transmissions: list[bytes]) -> list[bytes]:
+def batch_transmissions(transmissions: list[bytes], payload: int = BLOCK_PAYLOAD
+                        ) -> list[bytes]:
     """Pack encoded transmissions into as few blocks as fit, in order (smp-wire §3.1).
+
+    ``payload`` is the room for length-prefixed transmissions in one block: 16381 for a padded
+    block, 16365 for an encrypted one (:mod:`smpref.transport.framing`). The blocks returned
+    are padded 16384-byte blocks; an encrypting sender pads their batches itself, so it calls
+    :func:`batch_contents`.
 
     Raises:
         BlockError: one transmission alone does not fit a block (TRANSPORT LARGE_MSG).
     """
-    blocks: list[bytes] = []
+    return [pad(content) for content in batch_contents(transmissions, payload)]
+
+
+def batch_contents(transmissions: list[bytes], payload: int = BLOCK_PAYLOAD) -> list[bytes]:
+    """Block contents ``count || Large...`` for the transmissions, packed in order.
+
+    Raises:
+        BlockError: one transmission alone does not fit ``payload`` (TRANSPORT LARGE_MSG).
+    """
+    contents: list[bytes] = []
     batch: list[bytes] = []
     used = 0
     for t in transmissions:
         size = 2 + len(t)
-        if size > BLOCK_PAYLOAD:
+        if size > payload:
             raise BlockError(f"transmission of {len(t)} bytes does not fit a block")
-        if batch and (used + size > BLOCK_PAYLOAD or len(batch) == 255):
-            blocks.append(encode_block(batch))
+        if batch and (used + size > payload or len(batch) == 255):
+            contents.append(encode_batch(batch))
             batch, used = [], 0
         batch.append(t)
         used += size
     if batch:
-        blocks.append(encode_block(batch))
-    return blocks
+        contents.append(encode_batch(batch))
+    return contents
 

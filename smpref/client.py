@@ -1,0 +1,319 @@
+"""An asyncio SMP client over the same wire code as the model (TRANS-1 to TRANS-12).
+
+``await SmpClient.connect("smp://<keyHash>@host:port")`` opens TLS with ALPN ``smp/1``,
+checks the server's chain against the address's keyHash, runs the handshake, and switches to
+encrypted blocks. :meth:`SmpClient.request` sends one command, authorized with the given key
+(TRANS-6), and waits for the answer with the same corrId; events the server pushes (MSG to a
+subscriber, END, DELD, NMSG) arrive on :attr:`SmpClient.events`.
+
+At the version it negotiated (:mod:`smpref.transport.versions`) the client either speaks the
+seed extensions (``client.extended``) or only the core commands a deployed server reads the
+same way; :meth:`request` refuses a seed-specific command at a deployed version
+(:class:`UnsupportedError`) instead of sending it.
+
+The link and ratchet helpers of the model's client are re-exported here: :class:`OwnedQueue`
+(keys, IDs, the ratchet mirror), :class:`LinkKeys`, :func:`make_link_blob`,
+:func:`read_link_blob`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from smpref.crypto.primitives import CryptoError, secretbox_open
+from smpref.errors import BlockError, WireError
+from smpref.model.client import (
+    AuthKeyPair,
+    ClientSession,
+    DhKeyPair,
+    LinkKeys,
+    OwnedQueue,
+    make_link_blob,
+    read_link_blob,
+)
+from smpref.model.environment import Random
+from smpref.transport.framing import BlockStream, ConnectionClosedError
+from smpref.transport.handshake import Connected, HandshakeError, connect
+from smpref.transport.tls import client_context, session_id
+from smpref.transport.versions import Negotiated
+from smpref.uri import ServerAddress, parse_server_address
+from smpref.wire.primitives import Reader
+from smpref.wire.schema import Message, decode_message
+from smpref.wire.transmission import Transmission, unpad
+
+__all__ = [
+    "AuthKeyPair",
+    "ClientError",
+    "DhKeyPair",
+    "LinkKeys",
+    "OwnedQueue",
+    "Reply",
+    "SmpClient",
+    "UnsupportedError",
+    "make_link_blob",
+    "read_link_blob",
+]
+
+#: commands and fields that exist only at smpref's version (TRANS-11)
+SEED_COMMANDS = frozenset({"LSET", "LGET"})
+
+
+class ClientError(Exception):
+    """The connection failed: TLS, identity, handshake, or the server closed it."""
+
+
+class UnsupportedError(ClientError):
+    """The command is a seed extension and the server negotiated a deployed version."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One transmission from the server.
+
+    ``message`` is None when the command is not one smpref defines (a deployed response such
+    as ``SOK``); ``tag`` then comes from the raw bytes.
+    """
+
+    transmission: Transmission
+    message: Any
+
+    @property
+    def tag(self) -> str:
+        if self.message is not None:
+            return str(self.message.TAG)
+        return self.transmission.command.split(b" ", 1)[0].decode("ascii", "replace")
+
+    @property
+    def error(self) -> str | None:
+        """The error as deployed prints it (``AUTH``, ``CMD SYNTAX``), or None for non-ERR."""
+        if self.tag != "ERR":
+            return None
+        return self.transmission.command[4:].decode("utf-8", "replace")
+
+
+def is_seed_specific(message: Message) -> bool:
+    """Whether a command exists only with the seed extensions (TRANS-11)."""
+    tag = str(message.TAG)
+    if tag in SEED_COMMANDS:
+        return True
+    if tag == "NEW":
+        fields: Any = message
+        request = fields.queue_request
+        return fields.ntf_request is not None or (
+            request is not None and request.queue_link is not None)
+    return False
+
+
+class SmpClient:
+    """One connection to an SMP server. Use :meth:`connect`, then :meth:`close`."""
+
+    def __init__(self, address: ServerAddress, stream: BlockStream, connected: Connected,
+                 session: bytes, random: Random) -> None:
+        self.address = address
+        self.stream = stream
+        self.connected = connected
+        self.session = ClientSession(session, connected.server_session_public, random)
+        self.random = random
+        self.events: asyncio.Queue[Reply] = asyncio.Queue()
+        self._waiting: dict[bytes, asyncio.Future[Reply]] = {}
+        self._reader = asyncio.create_task(self._read_loop())
+        self.closed_reason: str | None = None
+
+    # --- connecting -------------------------------------------------------------------------
+
+    @classmethod
+    async def connect(cls, address: str | ServerAddress, *, random: Random = os.urandom,
+                      timeout: float = 15.0, host: str | None = None) -> SmpClient:
+        """Connect, check the identity and run the handshake.
+
+        ``host`` overrides which of the address's hosts to dial (the first by default).
+
+        Raises:
+            ClientError: naming what failed (connection, TLS, identity, version).
+        """
+        server = parse_server_address(address) if isinstance(address, str) else address
+        target = host or server.hosts[0]
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(
+                target, server.effective_port, ssl=client_context(), server_hostname=None,
+                limit=2**17), timeout)
+        except (TimeoutError, OSError) as exc:
+            raise ClientError(f"cannot connect to {target}:{server.effective_port}: "
+                              f"{exc or type(exc).__name__}") from None
+        stream = BlockStream(reader, writer)
+        ssl_object = writer.get_extra_info("ssl_object")
+        try:
+            session = session_id(ssl_object)
+            leaf = ssl_object.getpeercert(binary_form=True)
+            connected = await asyncio.wait_for(
+                connect(stream, server.key_hash, session, leaf, random), timeout)
+        except HandshakeError as exc:
+            await stream.close()
+            raise ClientError(f"handshake with {target}: {exc}") from None
+        except (TimeoutError, ConnectionClosedError, BlockError, OSError) as exc:
+            await stream.close()
+            raise ClientError(f"handshake with {target} failed: {exc or type(exc).__name__}"
+                              ) from None
+        return cls(server, stream, connected, session, random)
+
+    @property
+    def negotiated(self) -> Negotiated:
+        return self.connected.negotiated
+
+    @property
+    def extended(self) -> bool:
+        """Whether the server speaks smpref's seed extensions (TRANS-11)."""
+        return self.negotiated.extended
+
+    @property
+    def session_id(self) -> bytes:
+        return self.session.session_id
+
+    async def close(self) -> None:
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+        await self.stream.close()
+
+    async def __aenter__(self) -> SmpClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- sending ----------------------------------------------------------------------------
+
+    def _future(self, corr_id: bytes) -> asyncio.Future[Reply]:
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._waiting[corr_id] = future
+        return future
+
+    async def request(self, message: Message, entity_id: bytes = b"",
+                      key: AuthKeyPair | None = None, *, corr_id: bytes | None = None,
+                      timeout: float = 30.0) -> Reply:
+        """Send one command and wait for its answer.
+
+        Raises:
+            UnsupportedError: a seed-specific command at a deployed version.
+            ClientError: the connection ended or the answer did not come in time.
+        """
+        if not self.extended and is_seed_specific(message):
+            raise UnsupportedError(f"{message.TAG} with these fields is a seed extension; the "
+                                   f"server negotiated deployed version {self.negotiated.version}")
+        corr, data = self.session.transmission(message, entity_id, key, corr_id)
+        return (await self.send_transmissions([(corr, data)], timeout=timeout))[0]
+
+    async def send_transmissions(self, items: list[tuple[bytes, bytes]], *,
+                                 timeout: float = 30.0) -> list[Reply]:
+        """Send encoded transmissions (batched into blocks) and wait for each answer."""
+        futures = [self._future(corr) for corr, _ in items]
+        try:
+            await self._write([data for _, data in items])
+            return list(await asyncio.wait_for(asyncio.gather(*futures), timeout))
+        except TimeoutError:
+            raise ClientError(f"no answer within {timeout} s") from None
+        finally:
+            for corr, _ in items:
+                self._waiting.pop(corr, None)
+
+    async def _write(self, transmissions: list[bytes]) -> None:
+        if self.closed_reason is not None:
+            raise ClientError(f"connection closed: {self.closed_reason}")
+        try:
+            await self.stream.send(transmissions)
+        except (OSError, ConnectionError) as exc:
+            raise ClientError(f"send failed: {exc}") from None
+
+    async def send_block(self, block: bytes) -> None:
+        """Write raw bytes as they are (for malformed-block tests)."""
+        self.stream.writer.write(block)
+        await self.stream.writer.drain()
+
+    async def next_event(self, timeout: float = 10.0) -> Reply:
+        """The next pushed transmission (MSG, END, DELD, NMSG).
+
+        Raises:
+            ClientError: none arrived within ``timeout`` seconds.
+        """
+        try:
+            return await asyncio.wait_for(self.events.get(), timeout)
+        except TimeoutError:
+            raise ClientError(f"no event within {timeout} s") from None
+
+    async def wait_closed(self, timeout: float = 10.0) -> str:
+        """Wait until the server closes the connection; returns why it ended."""
+        await asyncio.wait_for(asyncio.shield(self._reader), timeout)
+        return self.closed_reason or "closed"
+
+    # --- receiving --------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                for data in await self.stream.receive():
+                    self._dispatch(decode_reply(data))
+        except (ConnectionClosedError, BlockError, WireError, OSError) as exc:
+            self.closed_reason = str(exc) or type(exc).__name__
+        finally:
+            if self.closed_reason is None:
+                self.closed_reason = "client closed"
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(ClientError(f"connection closed: {self.closed_reason}"))
+
+    def _dispatch(self, reply: Reply) -> None:
+        future = self._waiting.pop(reply.transmission.corr_id, None) \
+            if reply.transmission.corr_id else None
+        if future is not None and not future.done():
+            future.set_result(reply)
+        else:
+            self.events.put_nowait(reply)
+
+
+def decode_reply(data: bytes) -> Reply:
+    """Decode a server transmission; a response smpref does not define keeps ``message=None``.
+
+    Raises:
+        WireError: the transmission itself does not parse.
+    """
+    tx = Transmission.decode(data)
+    try:
+        message = decode_message(tx.command, kind="response")
+    except WireError:
+        message = None
+    return Reply(tx, message)
+
+
+@dataclass(frozen=True)
+class DeployedMessage:
+    """A message body as a deployed server delivers it (smp-wire §3.10)."""
+
+    timestamp: int
+    notification: bool
+    body: bytes
+    quota: bool = False
+
+
+def open_deployed_message(rcv_dh_secret: bytes, msg: Any) -> DeployedMessage:
+    """Open a MSG from a deployed server: ``Int64 ts || flags ' ' body`` or ``QUOTA ts``.
+
+    Raises:
+        CryptoError: it does not open or decode.
+    """
+    plain = unpad(secretbox_open(rcv_dh_secret, msg.msg_id, msg.enc_body))
+    if plain.startswith(b"QUOTA "):
+        return DeployedMessage(int.from_bytes(plain[6:14], "big", signed=True), False, b"", True)
+    try:
+        r = Reader(plain)
+        ts = int.from_bytes(r.take(8), "big", signed=True)
+        rest = r.rest()
+        flags, _, body = rest.partition(b" ")
+    except WireError as exc:
+        raise CryptoError(f"deployed MSG body does not decode: {exc}") from None
+    if not flags or flags[:1] not in (b"T", b"F"):
+        raise CryptoError("deployed MSG flags are not T or F")
+    return DeployedMessage(ts, flags[:1] == b"T", body)

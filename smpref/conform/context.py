@@ -1,0 +1,302 @@
+"""What a conformance case works with: connections, queues, expectations and verdicts.
+
+A case is an async function of a :class:`Context`. It passes by returning (optionally a note),
+and ends otherwise by raising :class:`Fail`, :class:`Skip` (the server does not support what
+the case needs) or :class:`Info` (an observation, not a verdict on conformance).
+
+The context knows from the handshake whether the server speaks smpref's seed extensions
+(TRANS-11): at a deployed version, responses that differ by design (SUB's ``SOK``, OFF's
+``OK``, message bodies without ratchet records) are read in their deployed form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from smpref.client import (
+    AuthKeyPair,
+    ClientError,
+    DhKeyPair,
+    LinkKeys,
+    OwnedQueue,
+    Reply,
+    SmpClient,
+    make_link_blob,
+    open_deployed_message,
+)
+from smpref.crypto.primitives import CryptoError
+from smpref.wire.schema import enum_type, message_class, type_class
+
+if TYPE_CHECKING:
+    from smpref.serve.server import SmpServer
+
+SubscriptionMode: Any = enum_type("SubscriptionMode")
+ConnectionMode: Any = enum_type("ConnectionMode")
+RecordKind: Any = enum_type("RecordKind")
+QueueRequest: Any = type_class("QueueRequest")
+QueueLink: Any = type_class("QueueLink")
+LinkData: Any = type_class("LinkData")
+MsgFlags: Any = type_class("MsgFlags")
+NtfRequest: Any = type_class("NtfRequest")
+
+
+class Verdict(Exception):  # noqa: N818 - a verdict, not an error
+    """A case's outcome other than a plain pass."""
+
+    status = "pass"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Fail(Verdict):
+    status = "fail"
+
+
+class Skip(Verdict):
+    status = "skip"
+
+
+class Info(Verdict):
+    status = "info"
+
+
+def M(tag: str, **fields: Any) -> Any:  # noqa: N802 - reads like a constructor
+    """A message by tag; fields by their Python names."""
+    return message_class(tag)(**fields)
+
+
+@dataclass
+class Queue:
+    """A queue a case created: its owner's keys and IDs, its link, its sender's key."""
+
+    owner: OwnedQueue
+    mode: str
+    link: LinkKeys | None = None
+    sender_key: AuthKeyPair | None = None
+    notifier_key: AuthKeyPair | None = None
+    notifier_id: bytes = b""
+    ids: Any = None
+
+    @property
+    def rid(self) -> bytes:
+        return self.owner.recipient_id
+
+    @property
+    def sid(self) -> bytes:
+        return self.owner.sender_id
+
+    @property
+    def key(self) -> AuthKeyPair:
+        return self.owner.auth_key
+
+
+@dataclass
+class Context:
+    """Connections to the server under test, and helpers that state expectations."""
+
+    address: str
+    extended: bool
+    version: int
+    embedded: SmpServer | None = None
+    timeout: float = 10.0
+    clients: list[SmpClient] = field(default_factory=list)
+
+    def random(self, n: int) -> bytes:
+        return os.urandom(n)
+
+    # --- connections ------------------------------------------------------------------------
+
+    async def connect(self) -> SmpClient:
+        client = await SmpClient.connect(self.address, timeout=self.timeout)
+        self.clients.append(client)
+        return client
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+        self.clients.clear()
+
+    def require_extensions(self, what: str) -> None:
+        if not self.extended:
+            raise Skip(f"{what} is a seed extension; the server negotiated deployed version "
+                       f"{self.version} (TRANS-11)")
+
+    def require_clock(self) -> SmpServer:
+        if self.embedded is None:
+            raise Skip("needs control of the server's clock: runs only against the embedded "
+                       "server (smpref conform without an address)")
+        return self.embedded
+
+    # --- keys -------------------------------------------------------------------------------
+
+    def key(self) -> AuthKeyPair:
+        return AuthKeyPair.ed25519(self.random)
+
+    # --- expectations -----------------------------------------------------------------------
+
+    @staticmethod
+    def expect(reply: Reply, *tags: str, error: str | None = None, step: str = "") -> Reply:
+        """Fail unless the reply's tag is one of ``tags`` (or it is ``ERR error``)."""
+        where = f"{step}: " if step else ""
+        if error is not None:
+            if reply.error != error:
+                got = f"ERR {reply.error}" if reply.error is not None else reply.tag
+                raise Fail(f"{where}expected ERR {error}, got {got}")
+            return reply
+        if reply.tag not in tags:
+            got = f"ERR {reply.error}" if reply.error is not None else reply.tag
+            raise Fail(f"{where}expected {' or '.join(tags)}, got {got}")
+        return reply
+
+    async def request(self, client: SmpClient, message: Any, entity: bytes = b"",
+                      key: AuthKeyPair | None = None) -> Reply:
+        try:
+            return await client.request(message, entity, key, timeout=self.timeout)
+        except ClientError as exc:
+            raise Fail(f"{message.TAG}: {exc}") from None
+
+    async def event(self, client: SmpClient, tag: str | tuple[str, ...],
+                    entity: bytes | None = None, timeout: float | None = None) -> Reply:
+        """The next pushed ``tag`` (for ``entity``); other events stay queued, in order."""
+        tags = (tag,) if isinstance(tag, str) else tag
+        stash: list[Reply] = []
+        try:
+            while True:
+                try:
+                    reply = await client.next_event(timeout or self.timeout)
+                except ClientError:
+                    raise Fail(f"expected {' or '.join(tags)} pushed by the server; none came "
+                               f"within {timeout or self.timeout} s") from None
+                if reply.tag in tags and (entity is None
+                                          or reply.transmission.entity_id == entity):
+                    return reply
+                stash.append(reply)
+        finally:
+            for reply in stash:
+                client.events.put_nowait(reply)
+
+    async def no_event(self, client: SmpClient, seconds: float = 0.3) -> None:
+        """Fail if the server pushes anything within ``seconds``."""
+        try:
+            reply = await client.next_event(seconds)
+        except ClientError:
+            return
+        raise Fail(f"unexpected {reply.tag} pushed by the server")
+
+    # --- queues -----------------------------------------------------------------------------
+
+    def new_command(self, queue: Queue, *, subscribe: bool, blob: Any = None,
+                    ntf: Any = None, sender_id: bytes | None = None) -> Any:
+        mode = ConnectionMode.Contact if queue.mode == "C" else ConnectionMode.Invitation
+        link = None
+        if queue.link is not None:
+            link = QueueLink(link_id=queue.link.link_id, sender_id=sender_id or self.random(24),
+                             enc_link_data=blob if blob is not None else make_link_blob(
+                                 queue.link, self.random,
+                                 LinkData(conn_req=b"conformance", user_data=b"profile")))
+        return M("NEW", rcv_auth_key=queue.owner.auth_key.public,
+                 rcv_dh_key=queue.owner.dh_key.public, basic_auth=None,
+                 sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
+                 queue_request=QueueRequest(conn_mode=mode, queue_link=link), ntf_request=ntf)
+
+    def draft(self, mode: str = "M", *, link: bool = False) -> Queue:
+        """Keys for a queue not created yet."""
+        owner = OwnedQueue(self.key(), DhKeyPair.generate(self.random))
+        return Queue(owner, mode, LinkKeys.generate(self.random) if link else None)
+
+    async def create(self, client: SmpClient, mode: str = "M", *, subscribe: bool = False,
+                     link: bool = False, notifier: bool = False, blob: Any = None) -> Queue:
+        """Create a queue; fail unless the server answers IDS."""
+        queue = self.draft(mode, link=link)
+        ntf = None
+        if notifier:
+            queue.notifier_key = self.key()
+            queue.notifier_id = self.random(24)
+            ntf = NtfRequest(notifier_id=queue.notifier_id,
+                             ntf_auth_key=queue.notifier_key.public,
+                             rcv_ntf_dh_key=DhKeyPair.generate(self.random).public)
+        reply = await self.request(client, self.new_command(queue, subscribe=subscribe,
+                                                            blob=blob, ntf=ntf),
+                                   key=queue.key)
+        self.expect(reply, "IDS", step="NEW")
+        queue.ids = reply.message
+        queue.owner.created(reply.message)
+        return queue
+
+    async def secure(self, client: SmpClient, queue: Queue) -> AuthKeyPair:
+        """KEY with a fresh sender key."""
+        queue.sender_key = self.key()
+        reply = await self.request(client, M("KEY", sender_key=queue.sender_key.public),
+                                   queue.rid, queue.key)
+        self.expect(reply, "OK", step="KEY")
+        return queue.sender_key
+
+    async def send(self, client: SmpClient, queue: Queue, body: bytes, *,
+                   notify: bool = False) -> Reply:
+        return await self.request(client, M("SEND", flags=MsgFlags(notification=notify),
+                                            body=body), queue.sid, queue.sender_key)
+
+    def open(self, queue: Queue, msg: Any) -> tuple[str, bytes]:
+        """("message", body), ("control", b"") for ratchet records, or ("quota", b"")."""
+        try:
+            if not self.extended:
+                opened = open_deployed_message(queue.owner.rcv_dh_secret, msg)
+                return ("quota", b"") if opened.quota else ("message", opened.body)
+            _, received, _ = queue.owner.open_message(msg)
+        except CryptoError as exc:
+            raise Fail(f"MSG does not open for the queue's owner: {exc}") from None
+        if received.kind is RecordKind.Message:
+            return "message", received.body or b""
+        if received.kind is RecordKind.Quota:
+            return "quota", b""
+        return "control", b""
+
+    async def receive(self, client: SmpClient, queue: Queue, count: int, *,
+                      first: Reply | None = None, via_get: bool = False) -> list[bytes]:
+        """Receive and acknowledge ``count`` messages (control records are acknowledged and
+        skipped). With ``via_get`` each is fetched with GET; otherwise they are pushed to a
+        subscribed ``client``."""
+        bodies: list[bytes] = []
+        reply = first
+        while len(bodies) < count:
+            if reply is None or reply.tag != "MSG":
+                if via_get:
+                    reply = await self.request(client, M("GET"), queue.rid, queue.key)
+                    if reply.tag == "OK":
+                        raise Fail(f"GET: queue empty after {len(bodies)} of {count} messages")
+                else:
+                    reply = await self.event(client, "MSG", queue.rid)
+            self.expect(reply, "MSG", step="receive")
+            kind, body = self.open(queue, reply.message)
+            ack = await self.request(client, M("ACK", msg_id=reply.message.msg_id), queue.rid,
+                                     queue.key)
+            self.expect(ack, "OK", "MSG", step="ACK")
+            if kind == "message":
+                bodies.append(body)
+            elif kind == "quota":
+                bodies.append(b"<quota>")
+            reply = ack
+        return bodies
+
+    async def subscribe(self, client: SmpClient, queue: Queue) -> Reply:
+        """SUB: OK (smpref), SOK (deployed v16+), or a MSG straight away."""
+        reply = await self.request(client, M("SUB"), queue.rid, queue.key)
+        if self.extended:
+            return self.expect(reply, "OK", "MSG", step="SUB")
+        return self.expect(reply, "OK", "SOK", "MSG", step="SUB")
+
+
+async def wait_closed(client: SmpClient, timeout: float) -> bool:
+    """Whether the server closed the connection within ``timeout`` seconds."""
+    try:
+        await client.wait_closed(timeout)
+    except TimeoutError:
+        return False
+    except asyncio.CancelledError:
+        return True
+    return True

@@ -1,0 +1,203 @@
+"""Run conformance cases against a server and report: terminal table, JSON, JUnit XML.
+
+Verdicts: ``pass``; ``fail`` (the server broke a requirement: the report quotes it); ``skip``
+(the server does not support what the case needs: seed extensions at a deployed version, or
+clock control on a server that is not embedded); ``info`` (an observation). What a server
+supports is learned from its handshake (TRANS-11), never configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import json
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from smpref import __version__
+from smpref.client import ClientError, SmpClient
+from smpref.conform.cases import CASES, Case
+from smpref.conform.context import Context, Verdict
+from smpref.conform.requirements import requirement_text
+
+STATUSES = ("pass", "fail", "skip", "info")
+
+
+class ConnectError(Exception):
+    """The server cannot be reached or its handshake fails (exit code 2)."""
+
+
+@dataclass
+class Result:
+    case: Case
+    status: str
+    message: str
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "id": self.case.id, "title": self.case.title, "status": self.status,
+            "needs": self.case.needs, "requirements": list(self.case.requirements),
+            "message": self.message, "seconds": round(self.seconds, 4),
+        }
+        if self.status == "fail":
+            entry["requirementTexts"] = {r: requirement_text(r) for r in self.case.requirements}
+        return entry
+
+
+@dataclass
+class Report:
+    address: str
+    embedded: bool
+    server_range: tuple[int, int]
+    version: int
+    extended: bool
+    results: list[Result] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for r in self.results if r.status == s) for s in STATUSES}
+
+    @property
+    def failed(self) -> bool:
+        return any(r.status == "fail" for r in self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": f"smpref {__version__}", "address": self.address, "embedded": self.embedded,
+            "serverVersions": list(self.server_range), "negotiatedVersion": self.version,
+            "seedExtensions": self.extended, "seconds": round(self.seconds, 3),
+            "counts": self.counts(), "results": [r.to_json() for r in self.results],
+        }
+
+
+def select(include: list[str] | None = None, exclude: list[str] | None = None) -> list[Case]:
+    """The cases whose ID matches any ``include`` glob (all if none) and no ``exclude`` glob."""
+    chosen = [c for c in CASES if not include or any(fnmatch.fnmatchcase(c.id, g)
+                                                      for g in include)]
+    return [c for c in chosen if not any(fnmatch.fnmatchcase(c.id, g) for g in exclude or [])]
+
+
+async def probe(address: str, timeout: float) -> SmpClient:
+    try:
+        return await SmpClient.connect(address, timeout=timeout)
+    except ClientError as exc:
+        raise ConnectError(str(exc)) from None
+
+
+async def run_case(case: Case, ctx: Context, case_timeout: float) -> Result:
+    started = time.perf_counter()
+    status, message = "pass", ""
+    try:
+        if case.needs == "seed" and not ctx.extended:
+            ctx.require_extensions("this case")
+        if case.needs == "clock":
+            ctx.require_clock()
+        note = await asyncio.wait_for(case.run(ctx), case_timeout)
+        message = note or ""
+    except Verdict as verdict:
+        status, message = verdict.status, verdict.message
+    except ClientError as exc:
+        status, message = "fail", f"connection: {exc}"
+    except TimeoutError:
+        status, message = "fail", f"the case did not finish within {case_timeout} s"
+    except Exception as exc:
+        status, message = "fail", f"{type(exc).__name__}: {exc}"
+    finally:
+        await ctx.close()
+    return Result(case, status, message, time.perf_counter() - started)
+
+
+async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
+              case_timeout: float = 120.0,
+              progress: Callable[[Result, int, int], None] | None = None) -> Report:
+    """Run ``cases`` against ``address``, or against an embedded server when it is None.
+
+    Raises:
+        ConnectError: the server cannot be reached or refuses the handshake.
+    """
+    started = time.perf_counter()
+    if address is None:
+        return await _run_embedded(cases, timeout=timeout, case_timeout=case_timeout,
+                                   progress=progress)
+    client = await probe(address, timeout)
+    report = Report(address, False, client.connected.server_range, client.negotiated.version,
+                    client.extended)
+    await client.close()
+    ctx = Context(address, report.extended, report.version, None, timeout)
+    for index, case in enumerate(cases):
+        result = await run_case(case, ctx, case_timeout)
+        report.results.append(result)
+        if progress:
+            progress(result, index + 1, len(cases))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def _run_embedded(cases: list[Case], *, timeout: float, case_timeout: float,
+                        progress: Callable[[Result, int, int], None] | None) -> Report:
+    from smpref.serve.server import ServeConfig, SmpServer
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
+        server = SmpServer(folder, ServeConfig(port=0, sweep_interval=3600.0))
+        await server.start()
+        try:
+            client = await probe(server.address, timeout)
+            report = Report(server.address, True, client.connected.server_range,
+                            client.negotiated.version, client.extended)
+            await client.close()
+            ctx = Context(server.address, report.extended, report.version, server, timeout)
+            for index, case in enumerate(cases):
+                result = await run_case(case, ctx, case_timeout)
+                report.results.append(result)
+                if progress:
+                    progress(result, index + 1, len(cases))
+        finally:
+            await server.stop()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def write_json(report: Report, path: Path) -> None:
+    path.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+
+
+def junit_xml(report: Report) -> bytes:
+    """The report as JUnit XML: one testsuite, one testcase per case."""
+    counts = report.counts()
+    suite = ET.Element("testsuite", {
+        "name": "smpref.conform", "tests": str(len(report.results)),
+        "failures": str(counts["fail"]), "errors": "0", "skipped": str(counts["skip"]),
+        "time": f"{report.seconds:.3f}", "hostname": report.address,
+    })
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (("address", report.address), ("negotiatedVersion", str(report.version)),
+                        ("seedExtensions", str(report.extended).lower())):
+        ET.SubElement(properties, "property", {"name": name, "value": value})
+    for result in report.results:
+        group = result.case.id.split(".", 1)[0]
+        testcase = ET.SubElement(suite, "testcase", {
+            "classname": f"conform.{group}", "name": result.case.id,
+            "time": f"{result.seconds:.3f}"})
+        if result.status == "fail":
+            texts = "\n".join(f"{r}: {requirement_text(r)}" for r in result.case.requirements)
+            failure = ET.SubElement(testcase, "failure", {"message": result.message})
+            failure.text = texts
+        elif result.status == "skip":
+            ET.SubElement(testcase, "skipped", {"message": result.message})
+        elif result.status == "info":
+            ET.SubElement(testcase, "system-out").text = f"info: {result.message}"
+    suites = ET.Element("testsuites")
+    suites.append(suite)
+    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+    return xml
+
+
+def write_junit(report: Report, path: Path) -> None:
+    path.write_bytes(junit_xml(report))

@@ -1,0 +1,5 @@
+"""SMP over TLS: credentials, TLS contexts, versions, the handshake and block framing.
+
+Everything here follows deployed SMP byte for byte (smp-wire §2-3, spec/transport.md), so that
+smpref's client reaches deployed servers and deployed tooling can read smpref's traffic.
+"""

@@ -1,0 +1,126 @@
+"""Block framing of one connection: padded or encrypted 16384-byte blocks (TRANS-2, TRANS-10).
+
+:class:`Framing` is sans-IO: it turns transmissions into blocks and blocks into
+transmissions, advancing the block encryption chains once per block. :class:`BlockStream` moves
+blocks over asyncio streams, reading exactly 16384 bytes per block; a short read is the end of
+the connection (smp-wire §2.4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+from smpref.crypto.block_chain import BlockChain, chain_keys
+from smpref.errors import BlockError
+from smpref.wire.transmission import (
+    BLOCK_PAYLOAD,
+    BLOCK_SIZE,
+    batch_contents,
+    decode_batch,
+    pad,
+    unpad,
+)
+
+#: room for transmissions in an encrypted block: 16 tag, 2 pad length, 1 count (smp-wire §3.1)
+ENCRYPTED_PAYLOAD: Final = BLOCK_SIZE - 19
+
+
+class ConnectionClosedError(Exception):
+    """The peer closed the connection, possibly in the middle of a block."""
+
+
+class Framing:
+    """Both directions of one connection's block codec."""
+
+    def __init__(self) -> None:
+        self.send_chain: BlockChain | None = None
+        self.recv_chain: BlockChain | None = None
+
+    @property
+    def encrypted(self) -> bool:
+        return self.send_chain is not None
+
+    def encrypt(self, session_id: bytes, shared_secret: bytes, *, server: bool) -> None:
+        """Switch to encrypted blocks (TRANS-10): the server sends with ck1, the client ck2."""
+        ck1, ck2 = chain_keys(session_id, shared_secret)
+        send, recv = (ck1, ck2) if server else (ck2, ck1)
+        self.send_chain, self.recv_chain = BlockChain(send), BlockChain(recv)
+
+    @property
+    def payload(self) -> int:
+        return ENCRYPTED_PAYLOAD if self.encrypted else BLOCK_PAYLOAD
+
+    def encode(self, transmissions: list[bytes]) -> list[bytes]:
+        """Blocks carrying the transmissions, in order, as few as fit."""
+        contents = batch_contents(transmissions, self.payload)
+        if self.send_chain is None:
+            return [pad(c) for c in contents]
+        chain = self.send_chain
+        return [chain.encrypt(c) for c in contents]
+
+    def decode(self, block: bytes) -> list[bytes]:
+        """The transmissions of one received block.
+
+        Raises:
+            BlockError: the block does not decrypt, or its content is not a valid batch.
+        """
+        if len(block) != BLOCK_SIZE:
+            raise BlockError(f"a block is {BLOCK_SIZE} bytes, got {len(block)}")
+        content = self.recv_chain.decrypt(block) if self.recv_chain else unpad(block)
+        return decode_batch(content)
+
+
+class BlockStream:
+    """Blocks over an asyncio stream pair."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.framing = Framing()
+
+    async def read_block(self) -> bytes:
+        """Exactly one block's bytes. Raises ConnectionClosedError on EOF, even mid-block."""
+        try:
+            return await self.reader.readexactly(BLOCK_SIZE)
+        except asyncio.IncompleteReadError as exc:
+            raise ConnectionClosedError(
+                f"connection closed after {len(exc.partial)} bytes of a block") from None
+        except (ConnectionError, OSError) as exc:
+            raise ConnectionClosedError(str(exc)) from None
+
+    async def receive(self) -> list[bytes]:
+        """The transmissions of the next block (BlockError if it is bad)."""
+        return self.framing.decode(await self.read_block())
+
+    async def read_handshake(self) -> bytes:
+        """The content of an unencrypted handshake block (smp-wire §2.5)."""
+        return unpad(await self.read_block())
+
+    async def write_handshake(self, content: bytes) -> None:
+        self.writer.write(pad(content))
+        await self.writer.drain()
+
+    def write(self, transmissions: list[bytes]) -> int:
+        """Queue the transmissions' blocks for sending; returns the number of blocks."""
+        blocks = self.framing.encode(transmissions)
+        self.writer.write(b"".join(blocks))
+        return len(blocks)
+
+    async def send(self, transmissions: list[bytes]) -> None:
+        self.write(transmissions)
+        await self.writer.drain()
+
+    async def close(self) -> None:
+        if self.writer.is_closing():
+            return
+        self.writer.close()
+        try:
+            await asyncio.wait_for(self.writer.wait_closed(), 5)
+        except (TimeoutError, OSError, ssl_errors()):
+            pass
+
+
+def ssl_errors() -> type[Exception]:
+    import ssl
+    return ssl.SSLError

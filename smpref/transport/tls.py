@@ -1,0 +1,137 @@
+"""TLS contexts for SMP, the session ID, and the client's check of the server identity.
+
+Deployed SMP uses TLS 1.3 with Ed25519/Ed448 certificates, ALPN ``smp/1`` and no SNI from
+clients (smp-wire §2.1-2.3). Python's ``ssl`` cannot narrow TLS 1.3 cipher suites or
+signature algorithms, so smpref's contexts offer OpenSSL's defaults; deployed peers then pick
+ChaCha20-Poly1305 and Ed25519, which those defaults include.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import ssl
+from collections.abc import Callable
+from typing import Any
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
+
+from smpref.transport.credentials import ServerCredentials
+from smpref.transport.versions import SMP_ALPN
+
+HTTP_ALPN = "http/1.1"
+
+
+class IdentityError(Exception):
+    """The server's certificates do not prove the identity in the address (TRANS-1)."""
+
+
+def session_id(ssl_object: ssl.SSLObject | ssl.SSLSocket) -> bytes:
+    """The SMP session ID: tls-unique, the client's Finished ``verify_data`` (TRANS-8).
+
+    This is the only place smpref reads it; both ends get the same bytes under TLS 1.3.
+    """
+    value = ssl_object.get_channel_binding("tls-unique")
+    if not value:
+        raise ssl.SSLError("the TLS connection has no tls-unique channel binding")
+    return value
+
+
+def server_context(credentials: ServerCredentials, *, pages: bool = True) -> ssl.SSLContext:
+    """The server's context: the SMP chain, ALPN smp/1 (and http/1.1 for server pages).
+
+    A client that sends SNI is a browser (SMP clients send none, smp-wire §2.1): it gets the
+    web certificate, as a deployed server gives its HTTPS credential.
+    """
+    smp = _base_server_context(str(credentials.path("server.crt")),
+                               str(credentials.path("server.key")))
+    smp.set_alpn_protocols([SMP_ALPN, HTTP_ALPN] if pages else [SMP_ALPN])
+    if pages:
+        web = _base_server_context(str(credentials.path("web.crt")),
+                                   str(credentials.path("web.key")))
+        web.set_alpn_protocols([HTTP_ALPN])
+
+        def choose(sock: ssl.SSLObject, server_name: str | None, _ctx: ssl.SSLContext) -> None:
+            if server_name:
+                sock.context = web
+
+        smp.sni_callback = choose
+    return smp
+
+
+def _base_server_context(certfile: str, keyfile: str) -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.load_cert_chain(certfile, keyfile)
+    ctx.options |= ssl.OP_NO_TICKET  # no session resumption (TRANS-1)
+    ctx.num_tickets = 0
+    return ctx
+
+
+def client_context(alpn: list[str] | None = None) -> ssl.SSLContext:
+    """A client context that lets any chain through TLS: :func:`check_identity` decides.
+
+    The server's certificate is checked against the keyHash of its address, not against a
+    public CA (TRANS-1), so OpenSSL's own verification is off and the check happens after the
+    handshake, before any command is sent.
+    """
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(alpn if alpn is not None else [SMP_ALPN])
+    return ctx
+
+
+def _verify_signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> None:
+    key = issuer.public_key()
+    if not isinstance(key, (ed25519.Ed25519PublicKey, ed448.Ed448PublicKey)):
+        raise IdentityError("the identity certificate's key is neither Ed25519 nor Ed448")
+    try:
+        key.verify(cert.signature, cert.tbs_certificate_bytes)
+    except InvalidSignature:
+        raise IdentityError("the leaf is not signed by the identity certificate") from None
+
+
+def check_identity(chain: tuple[bytes, ...], tls_leaf_der: bytes | None, key_hash: bytes,
+                   *, now: Callable[[], datetime.datetime] | None = None) -> Any:
+    """Check the server's chain from its hello against the address's keyHash (TRANS-1).
+
+    ``chain`` is the hello's chain (leaf first); ``tls_leaf_der`` the certificate TLS
+    presented. Returns the leaf's public key (it signs the session key, TRANS-9).
+
+    Raises:
+        IdentityError: naming the check that failed.
+    """
+    import hashlib
+
+    if len(chain) < 2:
+        raise IdentityError(f"the chain has {len(chain)} certificate(s); the identity is the 2nd")
+    if len(chain) > 4:
+        raise IdentityError("the certificate chain is too deep")
+    if tls_leaf_der is not None and tls_leaf_der != chain[0]:
+        raise IdentityError("the hello's leaf is not the certificate TLS presented")
+    if hashlib.sha256(chain[1]).digest() != key_hash:
+        raise IdentityError("the identity certificate does not match the address's keyHash")
+    try:
+        certs = [x509.load_der_x509_certificate(der) for der in chain]
+    except ValueError as exc:
+        raise IdentityError(f"a certificate does not parse: {exc}") from None
+    moment = (now or (lambda: datetime.datetime.now(datetime.UTC)))()
+    for index, cert in enumerate(certs):
+        if not cert.not_valid_before_utc <= moment <= cert.not_valid_after_utc:
+            raise IdentityError(f"certificate {index} is outside its validity period")
+    for cert, issuer in itertools.pairwise(certs):
+        try:
+            constraints = issuer.extensions.get_extension_for_class(x509.BasicConstraints)
+        except x509.ExtensionNotFound:
+            raise IdentityError("an issuing certificate lacks basicConstraints CA:true") from None
+        if not constraints.value.ca:
+            raise IdentityError("an issuing certificate is not a CA")
+        _verify_signed_by(cert, issuer)
+    leaf_key = certs[0].public_key()
+    if not isinstance(leaf_key, (ed25519.Ed25519PublicKey, ed448.Ed448PublicKey)):
+        raise IdentityError("the leaf's key is neither Ed25519 nor Ed448")
+    return leaf_key
