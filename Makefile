@@ -27,7 +27,7 @@ $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 	touch $@
 
 run: $(VENV)/.installed
-	$(BIN)/smpref demo
+	$(BIN)/smpref run --reports reports --vectors vectors
 
 test: lint typecheck unit vectors docs
 

@@ -379,6 +379,19 @@ def demo() -> None:
     run_demo()
 
 
+@main.command("run")
+@click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True,
+              help="Folder for conform.json and conform.junit.xml.")
+@click.option("--vectors", "vectors_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("vectors"), show_default=True, help="The signed vectors to verify.")
+def run_command(reports: Path, vectors_dir: Path) -> None:
+    """The main job: embedded server, the whole conformance suite, the signed vectors."""
+    from smpref.mainjob import run_main_job
+
+    sys.exit(run_main_job(reports, vectors_dir))
+
+
 def _register_network_commands() -> None:
     from smpref.cli_net import conform, serve
 

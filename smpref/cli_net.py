@@ -54,11 +54,11 @@ def serve(folder: Path, host: str, port: int,  # noqa: PLR0917 - click passes op
             server.store.close()
             click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
             sys.exit(EXIT_USAGE)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):  # before the address: a reader may stop us
+            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(server.stop()))
         click.echo(server.address)
         sys.stdout.flush()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(server.stop()))
         await server.stopped.wait()
 
     try:

@@ -619,12 +619,15 @@ async def _handshake_identity(ctx: Context) -> str | None:
         await stream.close()
 
 
-@case("handshake.version", "the server's range and the version it accepts", "TRANS-11")
+@case("handshake.version", "the server's range holds a version smpref speaks; it is negotiated",
+      "TRANS-9", "TRANS-11")
 async def _handshake_version(ctx: Context) -> str | None:
     c = await ctx.connect()
     low, high = c.connected.server_range
-    raise Info(f"server range {low}-{high}; negotiated {c.negotiated.version} "
-               f"({'seed extensions' if c.extended else 'deployed core'})")
+    if not low <= c.negotiated.version <= high:
+        raise Fail(f"negotiated {c.negotiated.version} outside the server's range {low}-{high}")
+    return (f"server range {low}-{high}; negotiated {c.negotiated.version} "
+            f"({'seed extensions' if c.extended else 'deployed core'})")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,7 +34,11 @@ _SCRIPT = """
   var names = {c: "Contact address", contact: "Contact address",
                i: "One-time invitation", invitation: "One-time invitation"};
   var path = location.pathname.replace(/\\/+$/, "").slice(1);
-  var key = location.hash.replace(/^#\\/?/, "");
+  // The link's parameters follow the key inside the fragment (SLINK-1): none of it is sent.
+  var fragment = location.hash.replace(/^#\\/?/, "");
+  var cut = fragment.indexOf("?");
+  var key = cut < 0 ? fragment : fragment.slice(0, cut);
+  var params = new URLSearchParams(cut < 0 ? "" : fragment.slice(cut + 1));
   var type = document.getElementById("link-type");
   var detail = document.getElementById("detail");
   if (!names[path] || !/^[A-Za-z0-9_-]{43}=?$/.test(key)) {
@@ -47,7 +51,6 @@ _SCRIPT = """
   detail.textContent = path.charAt(0) === "c"
     ? "Anyone with this link can ask to connect to its owner."
     : "This link can be used once, by one person, to connect to its owner.";
-  var params = new URLSearchParams(location.search);
   var hosts = [location.hostname].concat((params.get("h") || "").split(",").filter(Boolean));
   var app = "simplex:/" + path.charAt(0) + "#/" + key + "?h=" + hosts.join(",");
   if (location.port && location.port !== "443") { app += "&p=" + location.port; }

@@ -1,0 +1,114 @@
+"""Helpers for tests that run a real server: in this process, or as ``smpref serve``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from smpref.serve.server import ServeConfig, SmpServer
+
+SMPREF = str(Path(sys.executable).parent / "smpref")
+
+
+@contextlib.asynccontextmanager
+async def embedded(folder: Path, **config: Any) -> AsyncIterator[SmpServer]:
+    """A started server on a free loopback port, stopped (drained) on exit."""
+    server = SmpServer(folder, ServeConfig(port=0, **config))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+class ServeProcess:
+    """``smpref serve`` in a child process; its events go to ``<folder>.log``."""
+
+    def __init__(self, folder: Path, *extra: str, port: int = 0) -> None:
+        self.folder = folder
+        self.log_path = folder.with_suffix(".log")
+        self.log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [SMPREF, "serve", "--store", str(folder), "--port", str(port), *extra],
+            stdout=subprocess.PIPE, stderr=self.log, cwd=folder.parent)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().decode().strip()
+        if not line.startswith("smp://"):
+            self.process.kill()
+            raise RuntimeError(f"smpref serve did not start: {line!r}; log: "
+                               f"{self.log_path.read_text()[-2000:]}")
+        self.address = line
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    def terminate(self, timeout: float = 30) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.wait(timeout)
+
+    def kill(self) -> int:
+        os.kill(self.process.pid, signal.SIGKILL)
+        return self.wait(30)
+
+    def wait(self, timeout: float) -> int:
+        code = self.process.wait(timeout)
+        self.log.close()
+        return code
+
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log_path.read_text().splitlines()
+                if line.startswith("{")]
+
+    def __enter__(self) -> ServeProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(30)
+        if not self.log.closed:
+            self.log.close()
+
+
+class ThreadedServer:
+    """A server on its own event loop in a thread, so that sync tests (Hypothesis) can use it.
+
+    Exceptions the loop reports (a crashed task) are collected in ``errors``.
+    """
+
+    def __init__(self, folder: Path, **config: Any) -> None:
+        import asyncio
+        import threading
+
+        self.errors: list[str] = []
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_exception_handler(lambda _loop, context: self.errors.append(
+            f"{context.get('message')}: {context.get('exception')!r}"))
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+        async def start() -> SmpServer:
+            server = SmpServer(folder, ServeConfig(port=0, **config))
+            await server.start()
+            return server
+
+        self.server = asyncio.run_coroutine_threadsafe(start(), self.loop).result(30)
+
+    @property
+    def address(self) -> str:
+        return self.server.address
+
+    def stop(self) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(60)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)

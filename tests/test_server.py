@@ -1,0 +1,148 @@
+"""The TLS server and the asyncio client, in one process (TRANS-1 to TRANS-11)."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from pathlib import Path
+
+import pytest
+from reqs import req
+from servers import embedded
+
+from smpref.client import ClientError, SmpClient, UnsupportedError
+from smpref.conform.context import Context, M
+from smpref.transport import versions
+from smpref.transport.credentials import load
+from smpref.transport.framing import BlockStream
+from smpref.transport.tls import client_context, session_id
+from smpref.uri import parse_server_address
+from smpref.wire.handshake import ServerHello, key_hash
+
+
+@req("TRANS-1", "TRANS-8", "TRANS-9", "TRANS-10")
+def test_connect_checks_identity_and_encrypts(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            async with await SmpClient.connect(server.address) as client:
+                assert client.negotiated.version == versions.SMPREF_VERSION
+                assert client.stream.framing.encrypted
+                assert (await client.request(M("PING"))).tag == "PONG"
+            # the same server under another identity is refused before any command
+            address = parse_server_address(server.address)
+            wrong = address.__class__(bytes(32), address.hosts, address.port)
+            with pytest.raises(ClientError, match="keyHash"):
+                await SmpClient.connect(wrong)
+    asyncio.run(main())
+
+
+@req("TRANS-1", "TRANS-13")
+def test_credentials_are_made_once_and_reused(tmp_path: Path) -> None:
+    async def address() -> str:
+        async with embedded(tmp_path) as server:
+            return server.address.rsplit(":", 1)[0]
+    first, second = asyncio.run(address()), asyncio.run(address())
+    assert first == second
+    creds = load(tmp_path / "credentials")
+    assert key_hash(creds.identity_der) == creds.key_hash
+    assert first.startswith("smp://") and parse_server_address(first + ":1").key_hash == \
+        creds.key_hash
+    assert (tmp_path / "credentials" / "ca.key").stat().st_mode & 0o077 == 0
+
+
+@req("TRANS-8", "TRANS-9")
+def test_hello_carries_the_tls_unique_session_id_and_chain(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            reader, writer = await asyncio.open_connection(
+                "127.0.0.1", server.port, ssl=client_context(), server_hostname=None)
+            stream = BlockStream(reader, writer)
+            hello = ServerHello.decode(await stream.read_handshake())
+            assert hello.session_id == session_id(writer.get_extra_info("ssl_object"))
+            assert len(hello.session_id) in (32, 48)
+            assert (hello.min_version, hello.max_version) == (versions.SMPREF_VERSION,) * 2
+            assert key_hash(hello.certificates[1]) == server.key_hash
+            assert writer.get_extra_info("ssl_object").version() == "TLSv1.3"
+            await stream.close()
+    asyncio.run(main())
+
+
+@req("TRANS-11")
+def test_version_choice_keeps_seed_extensions_apart() -> None:
+    assert versions.client_choice(6, 18).version == 18
+    assert not versions.client_choice(6, 18).extended
+    assert versions.client_choice(1000, 1000).extended
+    assert versions.client_choice(17, 1000).version == 1000
+    with pytest.raises(versions.VersionError):
+        versions.client_choice(6, 16)
+    # every deployed range up to today's and far beyond misses smpref's version
+    assert all(not (lo <= versions.SMPREF_VERSION <= hi) for lo in range(1, 19)
+               for hi in range(lo, 500))
+
+
+@req("TRANS-11")
+def test_client_refuses_seed_commands_at_a_deployed_version(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path) as server, await SmpClient.connect(
+                server.address) as client:
+            ctx = Context(server.address, True, 1000)
+            queue = ctx.draft("C", link=True)
+            client.connected = client.connected.__class__(
+                versions.Negotiated(18), (6, 18), client.connected.server_session_public)
+            with pytest.raises(UnsupportedError):
+                await client.request(ctx.new_command(queue, subscribe=False), key=queue.key)
+            with pytest.raises(UnsupportedError):
+                await client.request(M("LGET", sender_key=None), b"k" * 32)
+            # a core NEW goes through
+            plain = ctx.draft("C")
+            reply = await client.request(ctx.new_command(plain, subscribe=False),
+                                         key=plain.key)
+            assert reply.tag == "IDS"
+    asyncio.run(main())
+
+
+@req("TRANS-1")
+def test_a_client_without_smp_alpn_or_tls13_is_refused(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            old = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            old.check_hostname, old.verify_mode = False, ssl.CERT_NONE
+            old.maximum_version = ssl.TLSVersion.TLSv1_2
+            with pytest.raises((ssl.SSLError, ConnectionError)):
+                await asyncio.open_connection("127.0.0.1", server.port, ssl=old)
+    asyncio.run(main())
+
+
+@req("MSG-2", "MSG-9", "TRANS-16")
+def test_sigterm_style_stop_flushes_answers_and_keeps_messages(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            ctx = Context(server.address, True, 1000)
+            c = await ctx.connect()
+            q = await ctx.create(c, "C")
+            for i in range(10):
+                ctx.expect(await ctx.send(c, q, b"m%d" % i), "OK")
+            await ctx.close()
+        async with embedded(tmp_path) as server:
+            ctx = Context(server.address, True, 1000)
+            c = await ctx.connect()
+            assert await ctx.receive(c, q, 10, via_get=True) == [b"m%d" % i for i in range(10)]
+            await ctx.close()
+    asyncio.run(main())
+
+
+@req("TRANS-16")
+def test_max_connections_refuses_the_extra_one(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path, max_connections=2) as server:
+            a = await SmpClient.connect(server.address)
+            b = await SmpClient.connect(server.address)
+            with pytest.raises(ClientError):
+                await SmpClient.connect(server.address, timeout=5)
+            await a.close()
+            await asyncio.sleep(0.1)
+            c = await SmpClient.connect(server.address)
+            assert (await c.request(M("PING"))).tag == "PONG"
+            await b.close()
+            await c.close()
+    asyncio.run(main())

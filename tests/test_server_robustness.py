@@ -1,0 +1,230 @@
+"""The live server under fuzzing and load: it never crashes, loses or duplicates (TRANS-2,
+TRANS-3, MSG-9).
+
+A bad transmission inside a good block gets ``ERR``; a bad block, a bad handshake or garbage
+closes only that connection. The oracle for a mutated batch is smpref's own strict
+``decode_batch``: a batch it accepts must keep the connection open and be answered, one it
+rejects must close the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reqs import req
+from servers import ThreadedServer
+
+from smpref.client import SmpClient
+from smpref.conform.context import Context, M
+from smpref.errors import BlockError
+from smpref.transport.tls import client_context
+from smpref.wire.transmission import Transmission, decode_batch, encode_batch
+
+TIMEOUT = 10.0
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(tmp_path_factory.mktemp("live"), handshake_timeout=5.0)
+    yield server
+    assert asyncio.run(_ping(server.address)), "the server stopped answering"
+    server.stop()
+    assert server.errors == [], server.errors
+
+
+async def _ping(address: str) -> bool:
+    async with await SmpClient.connect(address) as client:
+        return (await client.request(M("PING"), timeout=TIMEOUT)).tag == "PONG"
+
+
+async def _closed(client: SmpClient) -> bool:
+    try:
+        await client.wait_closed(TIMEOUT)
+    except TimeoutError:
+        return False
+    return True
+
+
+def _valid_batch() -> st.SearchStrategy[bytes]:
+    ping = Transmission(b"", b"c" * 24, b"", b"PING").encode()
+    return st.lists(st.just(ping), min_size=1, max_size=3).map(encode_batch)
+
+
+def _mutated(data: bytes, draw_ops: list[tuple[int, int, bytes]]) -> bytes:
+    out = bytearray(data)
+    for kind, where, chunk in draw_ops:
+        pos = where % (len(out) + 1)
+        if kind == 0:
+            out[pos:pos + len(chunk)] = chunk  # overwrite
+        elif kind == 1:
+            out[pos:pos] = chunk  # insert
+        else:
+            del out[pos:pos + len(chunk)]  # delete
+    return bytes(out[:16366])
+
+
+ops = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 200),
+                         st.binary(min_size=1, max_size=8)), max_size=4)
+
+
+@req("TRANS-3", "TRANS-15")
+@settings(max_examples=40)
+@given(base=_valid_batch(), mutation=ops, extra=st.binary(max_size=64))
+def test_mutated_batches_close_or_answer(live: ThreadedServer, base: bytes,
+                                         mutation: list[tuple[int, int, bytes]],
+                                         extra: bytes) -> None:
+    content = _mutated(base, mutation) + (extra if not mutation else b"")
+    content = content[:16366]
+    try:
+        expected = len(decode_batch(content))
+    except BlockError:
+        expected = -1
+
+    async def main() -> None:
+        client = await SmpClient.connect(live.address)
+        chain = client.stream.framing.send_chain
+        assert chain is not None
+        await client.send_block(chain.encrypt(content))
+        if expected < 0:
+            assert await _closed(client), "a bad batch left the connection open"
+        else:
+            reply = await client.request(M("PING"), timeout=TIMEOUT)
+            assert reply.tag == "PONG"
+        await client.close()
+    asyncio.run(main())
+
+
+@req("TRANS-4", "CMD-2", "TRANS-15")
+@settings(max_examples=40)
+@given(transmissions=st.lists(st.binary(max_size=300), min_size=1, max_size=5))
+def test_random_transmissions_get_answers_not_crashes(live: ThreadedServer,
+                                                      transmissions: list[bytes]) -> None:
+    async def main() -> None:
+        client = await SmpClient.connect(live.address)
+        await client._write(transmissions)
+        reply = await client.request(M("PING"), timeout=TIMEOUT)
+        assert reply.tag == "PONG", "the connection must survive bad transmissions"
+        await client.close()
+    asyncio.run(main())
+
+
+@req("TRANS-2")
+@settings(max_examples=15)
+@given(size=st.integers(1, 3 * 16384), seed=st.binary(min_size=8, max_size=8))
+def test_wrong_block_sizes_and_cuts(live: ThreadedServer, size: int, seed: bytes) -> None:
+    async def main() -> None:
+        client = await SmpClient.connect(live.address)
+        await client.send_block(os.urandom(size))
+        if size >= 16384:  # at least one whole block that does not decrypt
+            assert await _closed(client)
+        await client.close()  # otherwise: cut in the middle of a block
+        assert await _ping(live.address)
+    asyncio.run(main())
+
+
+@req("TRANS-1")
+def test_garbage_before_and_instead_of_the_handshakes(live: ThreadedServer) -> None:
+    host, port = "127.0.0.1", live.server.port
+    for junk in (b"GET / HTTP/1.1\r\n\r\n", os.urandom(5000), b"\x16\x03\x01" + os.urandom(300)):
+        with socket.create_connection((host, port), timeout=TIMEOUT) as raw:
+            raw.sendall(junk)
+            raw.settimeout(TIMEOUT)
+            try:
+                while raw.recv(4096):
+                    pass
+            except (ConnectionResetError, TimeoutError):
+                pass
+
+    async def after_tls(junk: bytes) -> None:
+        reader, writer = await asyncio.open_connection(host, port, ssl=client_context(),
+                                                       server_hostname=None)
+        await reader.readexactly(16384)  # the server's hello
+        writer.write(junk)
+        await writer.drain()
+        if len(junk) >= 16384:
+            assert await asyncio.wait_for(reader.read(), TIMEOUT) == b""
+        writer.close()
+
+    for junk in (os.urandom(16384), os.urandom(100), b"\x00\x02\x03\xe8" + bytes(16380)):
+        asyncio.run(after_tls(junk))
+    assert asyncio.run(_ping(live.address))
+
+
+@req("TRANS-2")
+def test_slow_client_is_served(live: ThreadedServer) -> None:
+    async def main() -> None:
+        client = await SmpClient.connect(live.address)
+        corr, data = client.session.transmission(M("PING"))
+        block = client.stream.framing.encode([data])[0]
+        future = client._future(corr)
+        for i in range(0, len(block), 1024):  # a block dribbled in 16 pieces
+            client.stream.writer.write(block[i:i + 1024])
+            await client.stream.writer.drain()
+            await asyncio.sleep(0.02)
+        assert (await asyncio.wait_for(future, TIMEOUT)).tag == "PONG"
+        await client.close()
+    asyncio.run(main())
+
+
+@req("CMD-10", "QUEUE-3", "QUEUE-4")
+def test_flood_of_new(live: ThreadedServer) -> None:
+    async def main() -> None:
+        ctx = Context(live.address, True, 1000)
+        client = await ctx.connect()
+        ids: set[bytes] = set()
+        for _ in range(10):  # 500 NEW, 50 per block
+            drafts = [ctx.draft("C") for _ in range(50)]
+            items = [client.session.transmission(ctx.new_command(d, subscribe=False), b"",
+                                                 d.key) for d in drafts]
+            for reply in await client.send_transmissions(items):
+                assert reply.tag == "IDS"
+                ids.update((reply.message.rcv_id, reply.message.snd_id))
+        assert len(ids) == 1000
+        await ctx.close()
+    asyncio.run(main())
+
+
+@req("MSG-9", "MSG-2")
+def test_load_200_clients_50_messages_each(live: ThreadedServer) -> None:
+    """100 senders and 100 subscribed receivers, 50 messages per pair: all arrive, once."""
+    pairs, per_pair = 100, 50
+
+    async def main() -> None:
+        ctx = Context(live.address, True, 1000, timeout=60.0)
+        receivers = [await ctx.connect() for _ in range(pairs)]
+        senders = [await ctx.connect() for _ in range(pairs)]
+        queues = await asyncio.gather(*(ctx.create(r, "C", subscribe=True) for r in receivers))
+
+        async def send_all(i: int) -> None:
+            for n in range(per_pair):
+                ctx.expect(await ctx.send(senders[i], queues[i], b"%d:%d" % (i, n)), "OK")
+
+        async def receive_all(i: int) -> list[bytes]:
+            return await ctx.receive(receivers[i], queues[i], per_pair)
+
+        received, _ = await asyncio.gather(
+            asyncio.gather(*(receive_all(i) for i in range(pairs))),
+            asyncio.gather(*(send_all(i) for i in range(pairs))))
+        for i, bodies in enumerate(received):
+            assert bodies == [b"%d:%d" % (i, n) for n in range(per_pair)]
+        await asyncio.sleep(0.3)  # a duplicate would be pushed after the last ACK
+        for receiver in receivers:
+            assert receiver.events.empty(), "a message was pushed again after it was acked"
+        await ctx.close()
+    asyncio.run(main())
+
+
+def test_tls_alert_mid_session_does_not_hurt_others(live: ThreadedServer) -> None:
+    async def main() -> None:
+        keep = await SmpClient.connect(live.address)
+        victim = await SmpClient.connect(live.address)
+        victim.stream.writer.transport.abort()  # RST without a TLS close_notify
+        assert (await keep.request(M("PING"), timeout=TIMEOUT)).tag == "PONG"
+        await keep.close()
+    asyncio.run(main())
