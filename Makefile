@@ -54,6 +54,7 @@ bench: $(VENV)/.installed
 	$(PY) bench/model.py
 	$(PY) bench/vectors.py
 	$(PY) bench/store.py
+	$(PY) bench/server.py
 
 clean:
 	rm -rf $(VENV) .site build dist docs/reference/commands.md .hypothesis .mypy_cache .ruff_cache

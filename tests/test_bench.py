@@ -38,3 +38,16 @@ def test_model_benchmark_runs_one_lifecycle_and_its_baselines() -> None:
 def test_vectors_benchmark_runs_once() -> None:
     vectors = load("vectors")
     assert vectors.best(lambda: None, 1) >= 0
+
+
+def test_server_benchmark_runs_a_tiny_round() -> None:
+    """bench/server.py starts smpref serve and the echo server and prints one row per size."""
+    import subprocess
+
+    result = subprocess.run([sys.executable, str(BENCH / "server.py"), "--messages", "20",
+                             "--pairs", "1,2"], capture_output=True, text=True, timeout=300,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines() if line[:5].strip().isdigit()]
+    assert [row[0] for row in rows] == ["1", "2"]
+    assert all(float(row[1]) > 0 and float(row[4]) > 0 for row in rows)

@@ -105,6 +105,8 @@ class Context:
     embedded: SmpServer | None = None
     timeout: float = 10.0
     clients: list[SmpClient] = field(default_factory=list)
+    #: a MSG that answered the last ACK on (session, queue), for the next :meth:`receive`
+    pending: dict[tuple[bytes, bytes], Reply] = field(default_factory=dict)
 
     def random(self, n: int) -> bytes:
         return os.urandom(n)
@@ -120,6 +122,7 @@ class Context:
         for client in self.clients:
             await client.close()
         self.clients.clear()
+        self.pending.clear()
 
     def require_extensions(self, what: str) -> None:
         if not self.extended:
@@ -262,7 +265,8 @@ class Context:
         skipped). With ``via_get`` each is fetched with GET; otherwise they are pushed to a
         subscribed ``client``."""
         bodies: list[bytes] = []
-        reply = first
+        slot = (client.session_id, queue.rid)
+        reply = first or self.pending.pop(slot, None)
         while len(bodies) < count:
             if reply is None or reply.tag != "MSG":
                 if via_get:
@@ -281,6 +285,8 @@ class Context:
             elif kind == "quota":
                 bodies.append(b"<quota>")
             reply = ack
+        if reply is not None and reply.tag == "MSG":  # ACK delivered the next one already
+            self.pending[slot] = reply
         return bodies
 
     async def subscribe(self, client: SmpClient, queue: Queue) -> Reply:

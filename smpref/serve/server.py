@@ -71,6 +71,8 @@ class ServeConfig:
     sweep_interval: float = 60.0
     sweep_slice: int = 256
     pages: bool = True
+    #: fsync every commit (STORE-10); False only for benchmarks: an OK is then not durable
+    store_sync: bool = True
     model: ServerConfig = field(default_factory=ServerConfig)
 
 
@@ -146,6 +148,7 @@ class SmpServer:
         self.credentials: ServerCredentials = load_or_create(
             self.folder / "credentials", self.config.host)
         self.store = JournalStore(self.folder / "store", clock=self.clock,
+                                  sync=self.config.store_sync,
                                   warn=lambda m: events.event("store_warning", logging.WARNING,
                                                               message=m))
         self.model = Server(self.config.model, self.store, self.clock, os.urandom)

@@ -78,11 +78,15 @@ class BlockStream:
         self.reader = reader
         self.writer = writer
         self.framing = Framing()
+        self.blocks_read = 0
+        self.blocks_written = 0
 
     async def read_block(self) -> bytes:
         """Exactly one block's bytes. Raises ConnectionClosedError on EOF, even mid-block."""
         try:
-            return await self.reader.readexactly(BLOCK_SIZE)
+            block = await self.reader.readexactly(BLOCK_SIZE)
+            self.blocks_read += 1
+            return block
         except asyncio.IncompleteReadError as exc:
             raise ConnectionClosedError(
                 f"connection closed after {len(exc.partial)} bytes of a block") from None
@@ -105,6 +109,7 @@ class BlockStream:
         """Queue the transmissions' blocks for sending; returns the number of blocks."""
         blocks = self.framing.encode(transmissions)
         self.writer.write(b"".join(blocks))
+        self.blocks_written += len(blocks)
         return len(blocks)
 
     async def send(self, transmissions: list[bytes]) -> None:
