@@ -146,3 +146,46 @@ def test_max_connections_refuses_the_extra_one(tmp_path: Path) -> None:
             await b.close()
             await c.close()
     asyncio.run(main())
+
+
+@req("TRANS-16")
+def test_handshake_and_idle_timeouts_close_the_connection(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path, handshake_timeout=0.5, idle_timeout=0.5) as server:
+            reader, writer = await asyncio.open_connection(
+                "127.0.0.1", server.port, ssl=client_context(), server_hostname=None)
+            await reader.readexactly(16384)  # the hello; no answer follows
+            assert await asyncio.wait_for(reader.read(), 10) == b""
+            writer.close()
+            idle = await SmpClient.connect(server.address)
+            assert await idle.wait_closed(10)
+            await idle.close()
+    asyncio.run(main())
+
+
+@req("TRANS-16")
+def test_token_bucket_delays_instead_of_dropping(monkeypatch: pytest.MonkeyPatch) -> None:
+    from smpref.serve import server as server_module
+
+    now = [100.0]
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(server_module.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(server_module.asyncio, "sleep", fake_sleep)
+    bucket = server_module.TokenBucket(rate=10.0, burst=3)
+
+    async def take(n: int) -> None:
+        for _ in range(n):
+            await bucket.take()
+    asyncio.run(take(3))
+    assert slept == []  # the burst is free
+    asyncio.run(take(5))
+    assert len(slept) == 5 and all(abs(s - 0.1) < 1e-9 for s in slept)  # then 10 per second
+    now[0] += 10  # a long pause refills only up to the burst
+    slept.clear()
+    asyncio.run(take(4))
+    assert len(slept) == 1

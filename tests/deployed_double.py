@@ -1,0 +1,258 @@
+"""A test double of a deployed SMP server (v17-18 core, no seed extensions), for the runner.
+
+It advertises the deployed range 6-18 and answers the core commands with deployed semantics
+and encodings (smp-wire §3.6-3.10): ``SOK 0`` for SUB, ``OK`` for OFF, ``DELD`` to other
+subscribers on DEL, message bodies ``Int64 ts || flag || ' ' || body`` (or ``QUOTA ts``)
+sealed with the queue's secret, and no ratchet. It shares smpref's transport and codecs (the
+bytes of core commands are the same), not the model: the queue logic below is written from
+smp-wire.md alone. It exists to show that ``smpref conform`` passes the core cases and skips
+the seed cases against a server that speaks only deployed SMP, finding that out from the
+handshake. Not a server to use: no store, no limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from smpref.crypto.auth import verify
+from smpref.crypto.primitives import box_key, secretbox, x25519_public
+from smpref.errors import BlockError, CredentialError, UnknownCommandError, WireError
+from smpref.textenc import b64u_encode
+from smpref.transport.credentials import load_or_create
+from smpref.transport.framing import BlockStream, ConnectionClosedError
+from smpref.transport.handshake import HandshakeError, accept
+from smpref.transport.tls import server_context, session_id
+from smpref.wire.keys import KeyAlgorithm, PublicKey
+from smpref.wire.schema import decode_message, message_class
+from smpref.wire.transmission import Transmission, check_credentials, pad
+
+QUOTA = 128
+MAX_BODY = 16048
+
+
+@dataclass
+class Stored:
+    msg_id: bytes
+    ts: int
+    notify: bool
+    body: bytes | None  # None: the quota marker
+
+
+@dataclass
+class DQueue:
+    rid: bytes
+    sid: bytes
+    rcv_key: PublicKey
+    secret: bytes
+    mode: str
+    snd_key: PublicKey | None = None
+    off: bool = False
+    messages: deque[Stored] = field(default_factory=deque)
+
+
+@dataclass
+class Conn:
+    session_id: bytes
+    secret: bytes
+    stream: BlockStream
+    delivered: dict[bytes, bytes] = field(default_factory=dict)
+    got: set[bytes] = field(default_factory=set)
+
+
+class DeployedDouble:
+    def __init__(self, folder: Path) -> None:
+        self.credentials = load_or_create(folder, "127.0.0.1")
+        self.queues: dict[bytes, DQueue] = {}
+        self.senders: dict[bytes, bytes] = {}
+        self.subscribers: dict[bytes, Conn] = {}
+        self.port = 0
+        self._server: asyncio.AbstractServer | None = None
+
+    @property
+    def address(self) -> str:
+        return f"smp://{b64u_encode(self.credentials.key_hash, padded=True)}@127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(
+            self._connection, "127.0.0.1", 0, ssl=server_context(self.credentials, pages=False))
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    async def _connection(self, reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        stream = BlockStream(reader, writer)
+        try:
+            session = session_id(writer.get_extra_info("ssl_object"))
+            accepted = await accept(stream, self.credentials, session, os.urandom, (6, 18))
+        except (HandshakeError, ConnectionClosedError, OSError):
+            await stream.close()
+            return
+        conn = Conn(session, accepted.session_secret, stream)
+        try:
+            while True:
+                try:
+                    transmissions = await stream.receive()
+                except BlockError:
+                    break
+                out: list[tuple[Conn, bytes]] = []
+                for data in transmissions:
+                    out += self._receive(conn, data)
+                for target in {id(c): c for c, _ in out}.values():
+                    target.stream.write([t for c, t in out if c is target])
+                    await target.stream.writer.drain()
+        except (ConnectionClosedError, OSError):
+            pass
+        finally:
+            for rid, sub in list(self.subscribers.items()):
+                if sub is conn:
+                    del self.subscribers[rid]
+            await stream.close()
+
+    # --- commands ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _tx(corr: bytes, entity: bytes, command: bytes) -> bytes:
+        return Transmission(b"", corr, entity, command).encode()
+
+    def _err(self, conn: Conn, corr: bytes, entity: bytes, error: str) -> list[tuple[Conn, bytes]]:
+        return [(conn, self._tx(corr, entity, b"ERR " + error.encode()))]
+
+    def _msg(self, conn: Conn, q: DQueue, corr: bytes) -> list[tuple[Conn, bytes]]:
+        if not q.messages:
+            return []
+        m = q.messages[0]
+        plain = (b"QUOTA " + m.ts.to_bytes(8, "big") if m.body is None else
+                 m.ts.to_bytes(8, "big") + (b"T" if m.notify else b"F") + b" " + m.body)
+        sealed = secretbox(q.secret, m.msg_id, pad(plain, 16106))
+        conn.delivered[q.rid] = m.msg_id
+        body = message_class("MSG")(msg_id=m.msg_id, enc_body=sealed).encode()
+        return [(conn, self._tx(corr, q.rid, body))]
+
+    def _receive(self, conn: Conn, data: bytes) -> list[tuple[Conn, bytes]]:  # noqa: PLR0915
+        try:
+            tx = Transmission.decode(data)
+        except WireError:
+            return self._err(conn, b"", b"", "BLOCK")
+        corr, entity = tx.corr_id, tx.entity_id
+        try:
+            cmd: Any = decode_message(tx.command, kind="command")
+            check_credentials(cmd.DEF, tx, cmd)
+        except UnknownCommandError:
+            return self._err(conn, corr, entity, "CMD UNKNOWN")
+        except CredentialError as exc:
+            return self._err(conn, corr, entity, exc.smp_error)
+        except WireError:
+            return self._err(conn, corr, entity, "CMD SYNTAX")
+        tag = cmd.TAG
+        if tag in ("LSET", "LGET", "NSUB") or (tag == "NEW" and (
+                cmd.ntf_request is not None or (cmd.queue_request is not None
+                                                 and cmd.queue_request.queue_link is not None))):
+            return self._err(conn, corr, entity, "CMD SYNTAX")  # other bytes in deployed SMP
+        signed = tx.authorized_bytes(conn.session_id)
+
+        def authorized(key: PublicKey | None) -> bool:
+            return verify(key, tx.authorization, signed, corr, conn.secret)
+
+        if tag == "PING":
+            return [(conn, self._tx(corr, b"", b"PONG"))]
+        if tag == "NEW":
+            if not authorized(cmd.rcv_auth_key):
+                return self._err(conn, corr, entity, "AUTH")
+            rid, sid, srv = os.urandom(24), os.urandom(24), os.urandom(32)
+            mode = "C" if cmd.queue_request is None or \
+                cmd.queue_request.conn_mode.name == "Contact" else "M"
+            q = DQueue(rid, sid, cmd.rcv_auth_key, box_key(cmd.rcv_dh_key.raw, srv), mode)
+            self.queues[rid], self.senders[sid] = q, rid
+            if cmd.sub_mode.name == "Subscribe":
+                self.subscribers[rid] = conn
+            mode_type: Any = type(cmd.queue_request.conn_mode) if cmd.queue_request else None
+            ids = message_class("IDS")(
+                rcv_id=rid, snd_id=sid,
+                rcv_public_dh_key=PublicKey(KeyAlgorithm.X25519, x25519_public(srv)),
+                queue_mode=mode_type[{"M": "Invitation", "C": "Contact"}[mode]]
+                if mode_type else None, link_id=None, service_id=None, server_ntf_creds=None)
+            return [(conn, self._tx(corr, b"", ids.encode()))]
+        if tag in ("SKEY", "SEND"):
+            q = self.queues.get(self.senders.get(entity, b""))
+            if tag == "SKEY":
+                ok = authorized(cmd.sender_key) and q is not None and q.mode == "M" and (
+                    q.snd_key is None or q.snd_key == cmd.sender_key)
+                if not ok or q is None:
+                    return self._err(conn, corr, entity, "AUTH")
+                q.snd_key = cmd.sender_key
+                return [(conn, self._tx(corr, entity, b"OK"))]
+            if q is None or q.off:
+                authorized(None)
+                return self._err(conn, corr, entity, "AUTH")
+            if (q.snd_key is None and tx.authorization) or (q.snd_key is not None and not \
+                    authorized(q.snd_key)):
+                return self._err(conn, corr, entity, "AUTH")
+            if len(cmd.body) > MAX_BODY:
+                return self._err(conn, corr, entity, "LARGE_MSG")
+            if len(q.messages) >= QUOTA or (q.messages and q.messages[-1].body is None):
+                if not q.messages or q.messages[-1].body is not None:
+                    q.messages.append(Stored(os.urandom(24), int(time.time()), False, None))
+                return self._err(conn, corr, entity, "QUOTA")
+            q.messages.append(Stored(os.urandom(24), int(time.time()), cmd.flags.notification,
+                                     cmd.body))
+            out = [(conn, self._tx(corr, entity, b"OK"))]
+            sub = self.subscribers.get(q.rid)
+            if sub is not None and q.rid not in sub.delivered:
+                out += self._msg(sub, q, b"")
+            return out
+        # recipient commands
+        q = self.queues.get(entity)
+        if not authorized(q.rcv_key if q else None) or q is None:
+            return self._err(conn, corr, entity, "AUTH")
+        if tag == "KEY":
+            if q.snd_key is not None and q.snd_key != cmd.sender_key:
+                return self._err(conn, corr, entity, "AUTH")
+            q.snd_key = cmd.sender_key
+            return [(conn, self._tx(corr, entity, b"OK"))]
+        if tag == "SUB":
+            if q.rid in conn.got:
+                return self._err(conn, corr, entity, "CMD PROHIBITED")
+            old = self.subscribers.get(q.rid)
+            out = []
+            if old is not None and old is not conn:
+                old.delivered.pop(q.rid, None)
+                out.append((old, self._tx(b"", q.rid, b"END")))
+            self.subscribers[q.rid] = conn
+            out.append((conn, self._tx(corr, entity, b"SOK 0")))
+            return out + self._msg(conn, q, b"")
+        if tag == "GET":
+            if self.subscribers.get(q.rid) is conn:
+                return self._err(conn, corr, entity, "CMD PROHIBITED")
+            conn.got.add(q.rid)
+            return self._msg(conn, q, corr) or [(conn, self._tx(corr, entity, b"OK"))]
+        if tag == "ACK":
+            delivered = conn.delivered.get(q.rid)
+            if delivered is None or cmd.msg_id not in (b"", delivered):
+                return self._err(conn, corr, entity, "NO_MSG")
+            del conn.delivered[q.rid]
+            if q.messages and q.messages[0].msg_id == delivered:
+                q.messages.popleft()
+            return self._msg(conn, q, corr) or [(conn, self._tx(corr, entity, b"OK"))]
+        if tag == "OFF":
+            q.off = True
+            return [(conn, self._tx(corr, entity, b"OK"))]
+        if tag == "DEL":
+            del self.queues[q.rid]
+            self.senders.pop(q.sid, None)
+            out = [(conn, self._tx(corr, entity, b"OK"))]
+            sub = self.subscribers.pop(q.rid, None)
+            if sub is not None and sub is not conn:
+                out.append((sub, self._tx(b"", q.rid, b"DELD")))
+            return out
+        if tag == "NDEL":
+            return [(conn, self._tx(corr, entity, b"OK"))]
+        return self._err(conn, corr, entity, "CMD UNKNOWN")

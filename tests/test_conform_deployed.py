@@ -1,0 +1,87 @@
+"""``smpref conform`` against a server that speaks only deployed SMP (TRANS-11).
+
+The deployed double (tests/deployed_double.py) advertises versions 6-18 and implements the
+core commands with deployed semantics and encodings. The runner must find that out from the
+handshake alone: every core case passes, every seed case reports skip, none fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from deployed_double import DeployedDouble
+from reqs import req
+
+from smpref.conform import runner
+
+
+@req("TRANS-11")
+def test_core_cases_pass_and_seed_cases_skip_against_deployed_smp(tmp_path: Path) -> None:
+    async def main() -> runner.Report:
+        server = DeployedDouble(tmp_path / "credentials")
+        await server.start()
+        try:
+            return await runner.run(server.address, runner.select(), timeout=10.0)
+        finally:
+            await server.stop()
+
+    report = asyncio.run(main())
+    assert (report.server_range, report.version, report.extended) == ((6, 18), 18, False)
+    failures = [(r.case.id, r.message) for r in report.results if r.status == "fail"]
+    assert failures == []
+    for result in report.results:
+        if result.case.needs == "core":
+            assert result.status == "pass", (result.case.id, result.message)
+        else:
+            assert result.status == "skip", result.case.id
+            expected = "seed extension" if result.case.needs == "seed" else "embedded"
+            assert expected in result.message
+    assert report.counts()["pass"] >= 60
+
+
+class _UnsignedSendDouble(DeployedDouble):
+    """A planted bug: SEND to a secured queue is accepted without its signature (MSG-1)."""
+
+    def _receive(self, conn, data):  # type: ignore[no-untyped-def]
+        from smpref.wire.transmission import Transmission
+        tx = Transmission.decode(data) if data[:1] == b"\x00" else None
+        if tx is not None and tx.command.startswith(b"SEND ") and tx.entity_id in self.senders:
+            queue = self.queues[self.senders[tx.entity_id]]
+            saved, queue.snd_key = queue.snd_key, None
+            try:
+                return super()._receive(conn, data)
+            finally:
+                queue.snd_key = saved
+        return super()._receive(conn, data)
+
+
+@req("MSG-1")
+def test_a_planted_bug_fails_its_cases_and_the_cli_exits_1(tmp_path: Path) -> None:
+    import subprocess
+    import threading
+
+    from servers import SMPREF
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    server = _UnsignedSendDouble(tmp_path / "credentials")
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
+    try:
+        result = subprocess.run([SMPREF, "conform", server.address, "--quiet", "--cases",
+                                 "cred.send.*", "--json", str(tmp_path / "r.json")],
+                                capture_output=True, text=True, timeout=300, check=False)
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+    assert result.returncode == 1, result.stdout + result.stderr
+    import json
+    statuses = {r["id"]: r["status"] for r in json.loads((tmp_path / "r.json").read_text())[
+        "results"]}
+    assert statuses["cred.send.none"] == "fail"
+    assert statuses["cred.send.right-key"] == "pass"
+    # the failure quotes the requirement it breaks
+    assert "MSG-1: SEND to a queue without a sender key MUST carry no authorization" in \
+        result.stdout.replace("\n    ", " ")
