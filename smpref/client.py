@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,10 +128,12 @@ class SmpClient:
 
     @classmethod
     async def connect(cls, address: str | ServerAddress, *, random: Random = os.urandom,
-                      timeout: float = 15.0, host: str | None = None) -> SmpClient:
+                      timeout: float = 15.0, host: str | None = None,
+                      sock: socket.socket | None = None) -> SmpClient:
         """Connect, check the identity and run the handshake.
 
-        ``host`` overrides which of the address's hosts to dial (the first by default).
+        ``host`` overrides which of the address's hosts to dial (the first by default);
+        ``sock`` is an already connected socket to use instead (for tuned buffers).
 
         Raises:
             ClientError: naming what failed (connection, TLS, identity, version).
@@ -138,8 +141,10 @@ class SmpClient:
         server = parse_server_address(address) if isinstance(address, str) else address
         target = host or server.hosts[0]
         try:
+            endpoint: dict[str, Any] = {"sock": sock} if sock is not None else {
+                "host": target, "port": server.effective_port}
             reader, writer = await asyncio.wait_for(asyncio.open_connection(
-                target, server.effective_port, ssl=client_context(), server_hostname=None,
+                **endpoint, ssl=client_context(), server_hostname=None if sock is None else "",
                 limit=2**17), timeout)
         except (TimeoutError, OSError) as exc:
             raise ClientError(f"cannot connect to {target}:{server.effective_port}: "

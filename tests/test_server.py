@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 from pathlib import Path
 
@@ -189,3 +190,54 @@ def test_token_bucket_delays_instead_of_dropping(monkeypatch: pytest.MonkeyPatch
     slept.clear()
     asyncio.run(take(4))
     assert len(slept) == 1
+
+
+@req("TRANS-16", "MSG-9")
+def test_a_subscriber_that_does_not_read_is_cut_and_loses_nothing(tmp_path: Path) -> None:
+    """Events pushed to a session that stopped reading back up until its outbox passes
+    max_pending; then that session is closed. The messages stay queued (MSG-9)."""
+    async def main() -> None:
+        async with embedded(tmp_path, max_pending=8, store_sync=False) as server:
+            ctx = Context(server.address, True, 1000, timeout=30.0)
+            owner = await ctx.connect()
+            queues = [await ctx.create(owner, "C", notifier=True) for _ in range(40)]
+            # The notification subscriber, with a small receive buffer (no autotuning).
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+            sock.connect(("127.0.0.1", server.port))
+            slow = await SmpClient.connect(server.address, sock=sock)
+            for q in queues:
+                reply = await slow.request(M("NSUB"), q.notifier_id, q.notifier_key)
+                assert reply.tag == "OK"
+            slow._reader.cancel()  # it stops reading: every NMSG pushed to it piles up
+            sent = dict.fromkeys(range(len(queues)), 0)
+            for n in range(100 * len(queues)):
+                if slow.session_id not in server.connections:
+                    break
+                i = n % len(queues)
+                ctx.expect(await ctx.send(owner, queues[i], b"kept", notify=True), "OK")
+                sent[i] += 1
+            assert slow.session_id not in server.connections, "the server kept a stuck reader"
+            for i in (0, 1):  # nothing was lost: every message is still queued
+                bodies = await ctx.receive(owner, queues[i], sent[i], via_get=True)
+                assert bodies == [b"kept"] * sent[i]
+            await ctx.close()
+            await slow.close()
+    asyncio.run(main())
+
+
+def test_the_client_example_in_the_docs_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                             ) -> None:
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "server.md").read_text()
+    code = re.search(r"```python\n(.*?)```", page, re.DOTALL)
+    assert code is not None
+    namespace: dict[str, object] = {}
+    exec(compile(code.group(1), "docs/server.md", "exec"), namespace)
+
+    async def outer() -> None:
+        async with embedded(tmp_path) as server:
+            await namespace["main"](server.address)  # type: ignore[operator]
+    asyncio.run(outer())
+    assert capsys.readouterr().out.splitlines() == ["PONG", "[b'hello']"]

@@ -278,12 +278,16 @@ class SmpServer:
                 events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
                 return "bad block"
             for transmission in transmissions:
-                self._route(self.model.receive(connection.session_id, transmission))
+                self._route(self.model.receive(connection.session_id, transmission),
+                            origin=connection)
             self._log_store_errors()
             await bucket.take()
         return "closing"
 
-    def _route(self, outgoing: list[Outgoing]) -> None:
+    def _route(self, outgoing: list[Outgoing], origin: Connection | None = None) -> None:
+        """Queue each transmission on its connection. Answers to ``origin``'s own commands
+        are always queued (its reader waits for them to drain); events pushed to another
+        connection whose outbox is full close that connection instead (TRANS-16)."""
         by_session: dict[bytes, list[bytes]] = {}
         for out in outgoing:
             by_session.setdefault(out.session_id, []).append(out.encode())
@@ -291,11 +295,14 @@ class SmpServer:
             connection = self.connections.get(session)
             if connection is None or connection.closing:
                 continue
-            if len(connection.outbox) + len(transmissions) > self.config.max_pending:
+            if connection is not origin and \
+                    len(connection.outbox) + len(transmissions) > self.config.max_pending:
                 events.event("slow_client", logging.WARNING, conn=connection.number,
                              pending=len(connection.outbox))
                 connection.closing = True
-                connection.stream.writer.close()  # its reader sees the end and cleans up
+                # abort, not close: a graceful TLS close would wait for the peer to read the
+                # backlog it is not reading; its reader task sees the end and cleans up
+                connection.stream.writer.transport.abort()
                 continue
             connection.queue(transmissions)
 
