@@ -54,3 +54,57 @@ def test_hellos_round_trip_and_are_strict() -> None:
         ClientHello.decode(ClientHello(18, b"h" * 32).encode() + b"x")
     with pytest.raises(WireError):
         ServerHello.decode(b"\x00\x12\x00\x06\x00")  # min above max
+
+
+def _ed448_chain() -> tuple[list[bytes], object]:
+    """An Ed448 identity and leaf, as deployed servers generate by default (smp-wire §2.3)."""
+    import datetime
+
+    from cryptography.hazmat.primitives.asymmetric import ed448
+    from cryptography.x509.oid import NameOID
+
+    def name(cn: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, leaf_key = ed448.Ed448PrivateKey.generate(), ed448.Ed448PrivateKey.generate()
+
+    def build(subject: str, key: object, ca: bool) -> x509.Certificate:
+        return (x509.CertificateBuilder().subject_name(name(subject))
+                .issuer_name(name("SMP server CA")).public_key(key)  # type: ignore[arg-type]
+                .serial_number(1).not_valid_before(now - datetime.timedelta(days=1))
+                .not_valid_after(now + datetime.timedelta(days=1))
+                .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+                .sign(ca_key, None))
+    ca = build("SMP server CA", ca_key.public_key(), True)
+    leaf = build("server", leaf_key.public_key(), False)
+    return [leaf.public_bytes(Encoding.DER), ca.public_bytes(Encoding.DER)], leaf_key
+
+
+@req("TRANS-1", "TRANS-9")
+def test_ed448_servers_chain_and_signed_session_key_are_accepted() -> None:
+    """Deployed servers default to Ed448: the signed key is 173 bytes (smp-wire §2.5)."""
+    import hashlib
+
+    from smpref.transport.tls import IdentityError, check_identity
+    from smpref.wire.keys import KeyAlgorithm, PublicKey
+
+    chain, leaf_key = _ed448_chain()
+    leaf_public = check_identity(tuple(chain), chain[0], hashlib.sha256(chain[1]).digest())
+    session_public = x25519_public(bytes(range(32)))
+    inner = bytes.fromhex("302c") + PublicKey(KeyAlgorithm.X25519, session_public).der
+    signature = leaf_key.sign(inner)  # type: ignore[attr-defined]
+    der = (bytes.fromhex("3081aa") + inner + bytes.fromhex("300506032b6571")
+           + bytes.fromhex("037300") + signature)
+    assert len(der) == 173
+    assert verify_signed_session_key(der, leaf_public) == session_public
+    tampered = der[:-1] + bytes([der[-1] ^ 1])
+    with pytest.raises(CryptoError):
+        verify_signed_session_key(tampered, leaf_public)
+    with pytest.raises(IdentityError, match="keyHash"):
+        check_identity(tuple(chain), chain[0], bytes(32))
+    with pytest.raises(IdentityError, match="TLS presented"):
+        check_identity(tuple(chain), chain[1], hashlib.sha256(chain[1]).digest())
+    with pytest.raises(IdentityError, match="not signed"):
+        other, _ = _ed448_chain()
+        check_identity((chain[0], other[1]), chain[0], hashlib.sha256(other[1]).digest())
