@@ -192,10 +192,15 @@ class SmpClient:
 
     # --- sending ----------------------------------------------------------------------------
 
-    def _future(self, corr_id: bytes) -> asyncio.Future[Reply]:
+    def answer(self, corr_id: bytes) -> asyncio.Future[Reply]:
+        """A future for the answer carrying ``corr_id`` (register it before sending)."""
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._waiting[corr_id] = future
         return future
+
+    def forget(self, corr_id: bytes) -> None:
+        """Stop waiting for ``corr_id``; a late answer then goes to :attr:`events`."""
+        self._waiting.pop(corr_id, None)
 
     async def request(self, message: Message, entity_id: bytes = b"",
                       key: AuthKeyPair | None = None, *, corr_id: bytes | None = None,
@@ -215,17 +220,21 @@ class SmpClient:
     async def send_transmissions(self, items: list[tuple[bytes, bytes]], *,
                                  timeout: float = 30.0) -> list[Reply]:
         """Send encoded transmissions (batched into blocks) and wait for each answer."""
-        futures = [self._future(corr) for corr, _ in items]
+        futures = [self.answer(corr) for corr, _ in items]
         try:
-            await self._write([data for _, data in items])
+            await self.send_raw([data for _, data in items])
             return list(await asyncio.wait_for(asyncio.gather(*futures), timeout))
         except TimeoutError:
             raise ClientError(f"no answer within {timeout} s") from None
         finally:
             for corr, _ in items:
-                self._waiting.pop(corr, None)
+                self.forget(corr)
 
-    async def _write(self, transmissions: list[bytes]) -> None:
+    async def send_raw(self, transmissions: list[bytes]) -> None:
+        """Send encoded transmissions as they are, batched into blocks; wait for nothing.
+
+        For conformance and fuzzing: the bytes need not be a valid transmission.
+        """
         if self.closed_reason is not None:
             raise ClientError(f"connection closed: {self.closed_reason}")
         try:
@@ -248,6 +257,10 @@ class SmpClient:
             return await asyncio.wait_for(self.events.get(), timeout)
         except TimeoutError:
             raise ClientError(f"no event within {timeout} s") from None
+
+    def stop_reading(self) -> None:
+        """Stop reading from the server (to test how it treats a client that does not read)."""
+        self._reader.cancel()
 
     async def wait_closed(self, timeout: float = 10.0) -> str:
         """Wait until the server closes the connection; returns why it ended."""

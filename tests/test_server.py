@@ -209,7 +209,7 @@ def test_a_subscriber_that_does_not_read_is_cut_and_loses_nothing(tmp_path: Path
             for q in queues:
                 reply = await slow.request(M("NSUB"), q.notifier_id, q.notifier_key)
                 assert reply.tag == "OK"
-            slow._reader.cancel()  # it stops reading: every NMSG pushed to it piles up
+            slow.stop_reading()  # it stops reading: every NMSG pushed to it piles up
             sent = dict.fromkeys(range(len(queues)), 0)
             for n in range(100 * len(queues)):
                 if slow.session_id not in server.connections:

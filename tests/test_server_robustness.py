@@ -107,7 +107,7 @@ def test_random_transmissions_get_answers_not_crashes(live: ThreadedServer,
                                                       transmissions: list[bytes]) -> None:
     async def main() -> None:
         client = await SmpClient.connect(live.address)
-        await client._write(transmissions)
+        await client.send_raw(transmissions)
         reply = await client.request(M("PING"), timeout=TIMEOUT)
         assert reply.tag == "PONG", "the connection must survive bad transmissions"
         await client.close()
@@ -162,7 +162,7 @@ def test_slow_client_is_served(live: ThreadedServer) -> None:
         client = await SmpClient.connect(live.address)
         corr, data = client.session.transmission(M("PING"))
         block = client.stream.framing.encode([data])[0]
-        future = client._future(corr)
+        future = client.answer(corr)
         for i in range(0, len(block), 1024):  # a block dribbled in 16 pieces
             client.stream.writer.write(block[i:i + 1024])
             await client.stream.writer.drain()
@@ -227,4 +227,42 @@ def test_tls_alert_mid_session_does_not_hurt_others(live: ThreadedServer) -> Non
         victim.stream.writer.transport.abort()  # RST without a TLS close_notify
         assert (await keep.request(M("PING"), timeout=TIMEOUT)).tag == "PONG"
         await keep.close()
+    asyncio.run(main())
+
+
+@req("TRANS-9", "TRANS-15")
+@settings(max_examples=30)
+@given(mutation=ops, version=st.sampled_from([6, 17, 18, 999, 1000, 1001, 65535]))
+def test_mutated_client_hellos_close_or_connect(live: ThreadedServer, version: int,
+                                                mutation: list[tuple[int, int, bytes]]) -> None:
+    """A client hello is accepted only when it decodes, names this server and its version;
+    anything else closes that connection and nothing else."""
+    from smpref.crypto.primitives import x25519_public
+    from smpref.transport.framing import BlockStream
+    from smpref.wire.handshake import ClientHello
+
+    hello = ClientHello(version, live.server.key_hash, x25519_public(os.urandom(32))).encode()
+    mutated = _mutated(hello, mutation)
+    try:
+        decoded = ClientHello.decode(mutated)
+        acceptable = decoded.version == 1000 and decoded.key_hash == live.server.key_hash
+    except Exception:
+        acceptable = False
+
+    async def main() -> None:
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", live.server.port, ssl=client_context(), server_hostname=None)
+        stream = BlockStream(reader, writer)
+        await stream.read_handshake()
+        await stream.write_handshake(mutated)
+        try:
+            await asyncio.wait_for(reader.readexactly(16384), 2.0)
+            closed = False
+        except asyncio.IncompleteReadError:
+            closed = True
+        except TimeoutError:
+            closed = False  # still open: the server waits for blocks
+        if not acceptable:
+            assert closed, "a bad client hello did not close the connection"
+        await stream.close()
     asyncio.run(main())

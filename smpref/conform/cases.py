@@ -309,7 +309,7 @@ async def _life_skey(ctx: Context) -> str | None:
                error="AUTH", step="SKEY with another key")
     q.sender_key = k
     ctx.expect(await ctx.send(sender, q, b"signed"), "OK")
-    assert await ctx.receive(owner, q, 1, via_get=True) == [b"signed"]
+    Context.expect_bodies(await ctx.receive(owner, q, 1, via_get=True), [b"signed"])
     return None
 
 
@@ -336,7 +336,7 @@ async def _life_get(ctx: Context) -> str | None:
     c = await ctx.connect()
     q = await ctx.create(c, "C")
     ctx.expect(await ctx.send(c, q, b"a"), "OK")
-    assert await ctx.receive(c, q, 1, via_get=True) == [b"a"]
+    Context.expect_bodies(await ctx.receive(c, q, 1, via_get=True), [b"a"])
     ctx.expect(await ctx.request(c, M("GET"), q.rid, q.key), "OK", step="GET on an empty queue")
     return None
 
@@ -463,8 +463,8 @@ async def _ntf(ctx: Context) -> str | None:
 
 async def _raw(ctx: Context, c: SmpClient, transmission: bytes, corr: bytes) -> Any:
     """Send one raw transmission; the answer comes with ``corr`` or as an ERR with none."""
-    future = c._future(corr) if corr else None
-    await c._write([transmission])
+    future = c.answer(corr) if corr else None
+    await c.send_raw([transmission])
     try:
         if future is not None:
             return await asyncio.wait_for(future, ctx.timeout)
@@ -472,7 +472,7 @@ async def _raw(ctx: Context, c: SmpClient, transmission: bytes, corr: bytes) -> 
     except TimeoutError:
         raise Fail("no answer to a malformed transmission") from None
     finally:
-        c._waiting.pop(corr, None)
+        c.forget(corr)
 
 
 @case("tx.unknown-command", "an unknown command tag gets ERR CMD UNKNOWN", "CMD-2", "CMD-20")

@@ -156,6 +156,12 @@ class Context:
             raise Fail(f"{where}expected {' or '.join(tags)}, got {got}")
         return reply
 
+    @staticmethod
+    def expect_bodies(got: list[bytes], expected: list[bytes], step: str = "receive") -> None:
+        """Fail unless the received message bodies are exactly ``expected``, in order."""
+        if got != expected:
+            raise Fail(f"{step}: received {got!r}, expected {expected!r}")
+
     async def request(self, client: SmpClient, message: Any, entity: bytes = b"",
                       key: AuthKeyPair | None = None) -> Reply:
         try:
