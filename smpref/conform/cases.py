@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from smpref.client import AuthKeyPair, SmpClient
@@ -69,112 +69,120 @@ class Target:
     ok: tuple[str, ...]
     ok_error: str | None = None
     none_error: str = "CMD NO_AUTH"
-    party_entity: bytes | None = None
-    #: a message to use instead of ``message`` for the wrong-key variant (SKEY, LGET carry
-    #: the key that must sign them)
-    wrong_key_message: Any = None
+    #: every party's ID for the same queue (recipient, sender, and with the seed extensions
+    #: notifier and link key), for the variants that send the command with another party's ID
+    parties: dict[str, bytes] = field(default_factory=dict)
 
 
-Setup = Callable[[Context, SmpClient], Awaitable[Target]]
+Setup = Callable[[Context, SmpClient, bool], Awaitable[Target]]
 
 
-async def _queue(ctx: Context, c: SmpClient, mode: str = "M", **kw: Any) -> Queue:
-    return await ctx.create(c, mode, **kw)
+async def _queue(ctx: Context, c: SmpClient, full: bool, mode: str = "M", *,
+                 link: bool = False, notifier: bool = False) -> tuple[Queue, dict[str, bytes]]:
+    """A queue, with a link and a notifier when ``full`` (seed), and its parties' IDs."""
+    q = await ctx.create(c, mode, link=link or full, notifier=notifier or full)
+    parties = {"recipient": q.rid, "sender": q.sid}
+    if q.notifier_id:
+        parties["notifier"] = q.notifier_id
+    if q.link is not None:
+        parties["link"] = q.link.k  # the link reader's entity ID (LINK-6)
+    return q, parties
 
 
-async def _setup_new(ctx: Context, c: SmpClient) -> Target:
+async def _setup_new(ctx: Context, c: SmpClient, full: bool) -> Target:
     draft = ctx.draft()
     return Target(ctx.new_command(draft, subscribe=False), b"", draft.key, ("IDS",))
 
 
-async def _setup_key(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c)
+async def _setup_key(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full)
     return Target(M("KEY", sender_key=ctx.key().public), q.rid, q.key, ("OK",),
-                  party_entity=q.sid)
+                  parties=parties)
 
 
-async def _setup_skey(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c)
+async def _setup_skey(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full)
     k = ctx.key()
-    return Target(M("SKEY", sender_key=k.public), q.sid, k, ("OK",), party_entity=q.rid)
+    return Target(M("SKEY", sender_key=k.public), q.sid, k, ("OK",), parties=parties)
 
 
-async def _setup_lset(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c, "C", link=True)
+async def _setup_lset(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full, "C", link=True)
     assert q.link is not None
     blob = make_link_blob(q.link, ctx.random, LinkData(conn_req=b"again", user_data=b"v2"))
-    return Target(M("LSET", enc_link_data=blob), q.rid, q.key, ("OK",), party_entity=q.sid)
+    return Target(M("LSET", enc_link_data=blob), q.rid, q.key, ("OK",), parties=parties)
 
 
-async def _setup_lget(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c, "M", link=True)
+async def _setup_lget(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full, "M", link=True)
     assert q.link is not None
     k = ctx.key()
-    return Target(M("LGET", sender_key=k.public), q.link.k, k, ("LINK",),
-                  party_entity=q.link.link_id)
+    # The owner's link ID names the link too, but LGET must use k (LINK-6).
+    parties["link ID"] = q.link.link_id
+    return Target(M("LGET", sender_key=k.public), q.link.k, k, ("LINK",), parties=parties)
 
 
-async def _setup_ndel(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c, notifier=True)
-    return Target(M("NDEL"), q.rid, q.key, ("OK",), party_entity=q.notifier_id)
+async def _setup_ndel(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full, notifier=True)
+    return Target(M("NDEL"), q.rid, q.key, ("OK",), parties=parties)
 
 
-async def _setup_sub(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c)
+async def _setup_sub(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full)
     ok = ("OK", "MSG") if ctx.extended else ("OK", "SOK", "MSG")
-    return Target(M("SUB"), q.rid, q.key, ok, party_entity=q.sid)
+    return Target(M("SUB"), q.rid, q.key, ok, parties=parties)
 
 
-async def _setup_send(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c)
+async def _setup_send(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full)
     key = await ctx.secure(c, q)
     return Target(M("SEND", flags=type_class("MsgFlags")(notification=False), body=b"hello"),
-                  q.sid, key, ("OK",), none_error="AUTH", party_entity=q.rid)
+                  q.sid, key, ("OK",), none_error="AUTH", parties=parties)
 
 
-async def _setup_ack(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c)
+async def _setup_ack(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full)
     # Nothing was delivered on this session: the right key passes authorization and reaches
     # the queue, which answers NO_MSG (MSG-4).
-    return Target(M("ACK", msg_id=b""), q.rid, q.key, (), ok_error="NO_MSG", party_entity=q.sid)
+    return Target(M("ACK", msg_id=b""), q.rid, q.key, (), ok_error="NO_MSG", parties=parties)
 
 
-async def _setup_get(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c)
-    return Target(M("GET"), q.rid, q.key, ("MSG", "OK"), party_entity=q.sid)
+async def _setup_get(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full)
+    return Target(M("GET"), q.rid, q.key, ("MSG", "OK"), parties=parties)
 
 
-async def _setup_off(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c)
+async def _setup_off(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full)
     return Target(M("OFF"), q.rid, q.key, ("COUNT",) if ctx.extended else ("OK",),
-                  party_entity=q.sid)
+                  parties=parties)
 
 
-async def _setup_del(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c)
-    return Target(M("DEL"), q.rid, q.key, ("OK",), party_entity=q.sid)
+async def _setup_del(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full)
+    return Target(M("DEL"), q.rid, q.key, ("OK",), parties=parties)
 
 
-async def _setup_nsub(ctx: Context, c: SmpClient) -> Target:
-    q = await _queue(ctx, c, notifier=True)
-    return Target(M("NSUB"), q.notifier_id, q.notifier_key, ("OK",), party_entity=q.rid)
+async def _setup_nsub(ctx: Context, c: SmpClient, full: bool) -> Target:
+    q, parties = await _queue(ctx, c, full, notifier=True)
+    return Target(M("NSUB"), q.notifier_id, q.notifier_key, ("OK",), parties=parties)
 
 
-#: command -> (setup, requirement IDs, needs)
-CREDENTIAL_COMMANDS: dict[str, tuple[Setup, tuple[str, ...], str]] = {
-    "NEW": (_setup_new, ("CMD-10", "AUTH-1"), "core"),
-    "KEY": (_setup_key, ("CMD-13", "AUTH-1"), "core"),
-    "SKEY": (_setup_skey, ("CMD-14", "QUEUE-11"), "core"),
-    "LSET": (_setup_lset, ("LINK-5", "AUTH-1"), "seed"),
-    "LGET": (_setup_lget, ("LINK-6", "LINK-7", "LINK-8"), "seed"),
-    "NDEL": (_setup_ndel, ("CMD-15", "AUTH-1"), "seed"),
-    "SUB": (_setup_sub, ("CMD-16", "AUTH-1"), "core"),
-    "SEND": (_setup_send, ("CMD-17", "MSG-1"), "core"),
-    "ACK": (_setup_ack, ("CMD-18", "MSG-4"), "core"),
-    "GET": (_setup_get, ("CMD-19", "AUTH-1"), "core"),
-    "OFF": (_setup_off, ("ROT-3", "AUTH-1"), "core"),
-    "DEL": (_setup_del, ("CMD-21", "AUTH-1"), "core"),
-    "NSUB": (_setup_nsub, ("CMD-23", "CMD-12"), "seed"),
+#: command -> (setup, its own party, requirement IDs, needs)
+CREDENTIAL_COMMANDS: dict[str, tuple[Setup, str, tuple[str, ...], str]] = {
+    "NEW": (_setup_new, "creator", ("CMD-10", "AUTH-1"), "core"),
+    "KEY": (_setup_key, "recipient", ("CMD-13", "AUTH-1"), "core"),
+    "SKEY": (_setup_skey, "sender", ("CMD-14", "QUEUE-11"), "core"),
+    "LSET": (_setup_lset, "recipient", ("LINK-5", "AUTH-1"), "seed"),
+    "LGET": (_setup_lget, "link", ("LINK-6", "LINK-7", "LINK-8"), "seed"),
+    "NDEL": (_setup_ndel, "recipient", ("CMD-15", "AUTH-1"), "seed"),
+    "SUB": (_setup_sub, "recipient", ("CMD-16", "AUTH-1"), "core"),
+    "SEND": (_setup_send, "sender", ("CMD-17", "MSG-1"), "core"),
+    "ACK": (_setup_ack, "recipient", ("CMD-18", "MSG-4"), "core"),
+    "GET": (_setup_get, "recipient", ("CMD-19", "AUTH-1"), "core"),
+    "OFF": (_setup_off, "recipient", ("ROT-3", "AUTH-1"), "core"),
+    "DEL": (_setup_del, "recipient", ("CMD-21", "AUTH-1"), "core"),
+    "NSUB": (_setup_nsub, "notifier", ("CMD-23", "CMD-12"), "seed"),
 }
 
 VARIANTS = {
@@ -182,14 +190,17 @@ VARIANTS = {
     "wrong-key": "authorized by a key the queue does not have",
     "right-key": "authorized by the right key",
     "wrong-entity": "with the right key and an entity ID that names nothing",
-    "other-party": "with the right key and another party's ID of the same queue",
 }
+#: the other parties whose IDs a command is tried with; notifier and link exist only with the
+#: seed extensions (NEW's NtfRequest and QueueLink)
+PARTIES = {"recipient": "core", "sender": "core", "notifier": "seed", "link": "seed",
+           "link ID": "seed"}
 
 
-def _credential_case(command: str, variant: str, setup: Setup) -> CaseFunction:
+def _credential_case(command: str, variant: str, setup: Setup, party: str = "") -> CaseFunction:
     async def run(ctx: Context) -> str | None:
         c = await ctx.connect()
-        t = await setup(ctx, c)
+        t = await setup(ctx, c, bool(party) and PARTIES[party] == "seed")
         if variant == "none":
             reply = await ctx.request(c, t.message, t.entity, None)
             if command == "LGET":  # a key in LGET requires its signature (LINK-8)
@@ -197,7 +208,7 @@ def _credential_case(command: str, variant: str, setup: Setup) -> CaseFunction:
                 return None
             ctx.expect(reply, error=t.none_error)
         elif variant == "wrong-key":
-            reply = await ctx.request(c, t.wrong_key_message or t.message, t.entity, ctx.key())
+            reply = await ctx.request(c, t.message, t.entity, ctx.key())
             ctx.expect(reply, error="AUTH")
         elif variant == "right-key":
             reply = await ctx.request(c, t.message, t.entity, t.key)
@@ -212,22 +223,29 @@ def _credential_case(command: str, variant: str, setup: Setup) -> CaseFunction:
                 return None
             reply = await ctx.request(c, t.message, ctx.random(len(t.entity)), t.key)
             ctx.expect(reply, error="AUTH")
-        else:
-            assert t.party_entity is not None
-            reply = await ctx.request(c, t.message, t.party_entity, t.key)
-            ctx.expect(reply, error="AUTH")
+        else:  # the same queue's other party: the right key, that party's ID
+            reply = await ctx.request(c, t.message, t.parties[party], t.key)
+            ctx.expect(reply, error="AUTH", step=f"with the {party}'s ID")
         return None
     return run
 
 
 def _register_credentials() -> None:
-    for command, (setup, reqs, needs) in CREDENTIAL_COMMANDS.items():
+    for command, (setup, own, reqs, needs) in CREDENTIAL_COMMANDS.items():
+        requirements = ("TRANS-7", "AUTH-2", "AUTH-3", *reqs)
         for variant, text in VARIANTS.items():
-            if command == "NEW" and variant == "other-party":
-                continue  # NEW has no queue yet, so no other party
-            requirements = ("TRANS-7", "AUTH-2", "AUTH-3", *reqs)
             case(f"cred.{command.lower()}.{variant}", f"{command} {text}", *requirements,
                  needs=needs)(_credential_case(command, variant, setup))
+        if command == "NEW":
+            continue  # NEW has no queue yet, so no other party
+        for party, party_needs in PARTIES.items():
+            if party == own or (party == "link ID" and command != "LGET"):
+                continue
+            slug = party.replace(" ", "-")
+            case(f"cred.{command.lower()}.as-{slug}",
+                 f"{command} with the right key and the {party}'s ID of the same queue",
+                 *requirements, needs="seed" if "seed" in (needs, party_needs) else "core")(
+                _credential_case(command, "party", setup, party))
 
 
 _register_credentials()
