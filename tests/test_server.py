@@ -241,3 +241,26 @@ def test_the_client_example_in_the_docs_runs(tmp_path: Path, capsys: pytest.Capt
             await namespace["main"](server.address)  # type: ignore[operator]
     asyncio.run(outer())
     assert capsys.readouterr().out.splitlines() == ["PONG", "[b'hello']"]
+
+
+def test_a_model_exception_ends_one_connection_only(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            real = server.model.receive
+
+            def explode(session: bytes, data: bytes) -> list[object]:
+                if b"PING" in data:
+                    raise RuntimeError("planted model bug")
+                return real(session, data)
+
+            monkeypatch.setattr(server.model, "receive", explode)
+            victim = await SmpClient.connect(server.address)
+            with pytest.raises(ClientError):
+                await victim.request(M("PING"), timeout=10)
+            ctx = Context(server.address, True, 1000)
+            other = await ctx.connect()
+            await ctx.create(other, "C")  # the server still serves everything else
+            await ctx.close()
+            await victim.close()
+    asyncio.run(main())
