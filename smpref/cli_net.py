@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from pathlib import Path
@@ -155,8 +154,3 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
         runner.write_junit(report, junit_path)
     sys.exit(EXIT_FAIL if report.failed else 0)
 
-
-def summary_json(report_path: Path) -> dict[str, object]:
-    """The counts of a JSON report (used by ``smpref demo``)."""
-    data = json.loads(report_path.read_text(encoding="utf-8"))
-    return dict(data["counts"])

@@ -24,6 +24,10 @@ from smpref.conform.context import (
 )
 from smpref.model.client import make_link_blob, read_link_blob
 from smpref.model.config import DAY
+from smpref.transport.framing import BlockStream
+from smpref.transport.tls import client_context
+from smpref.uri import parse_server_address
+from smpref.wire.handshake import ClientHello, ServerHello
 from smpref.wire.primitives import write_large, write_short_string
 from smpref.wire.schema import enum_type, type_class
 from smpref.wire.transmission import Transmission, authorized_bytes, encode_batch
@@ -616,11 +620,6 @@ async def _block_cut(ctx: Context) -> str | None:
 @case("handshake.identity", "a client that asks for another server's keyHash is refused",
       "TRANS-1", "TRANS-9")
 async def _handshake_identity(ctx: Context) -> str | None:
-    from smpref.transport.framing import BlockStream
-    from smpref.transport.tls import client_context
-    from smpref.uri import parse_server_address
-    from smpref.wire.handshake import ClientHello, ServerHello
-
     server = parse_server_address(ctx.address)
     reader, writer = await asyncio.open_connection(server.hosts[0], server.effective_port,
                                                    ssl=client_context(), server_hostname=None)

@@ -46,6 +46,7 @@ from smpref.model.config import ServerConfig
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
 from smpref.serve.clock import ServerClock
+from smpref.serve.pages import serve_page
 from smpref.store.journal import JournalStore
 from smpref.textenc import b64u_encode
 from smpref.transport.credentials import ServerCredentials, load_or_create
@@ -230,7 +231,6 @@ class SmpServer:
             await stream.close()
             return
         if ssl_object.selected_alpn_protocol() == HTTP_ALPN:
-            from smpref.serve.pages import serve_page
             await serve_page(self, number, reader, writer)
             return
         try:

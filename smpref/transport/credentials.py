@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,7 +132,6 @@ def create(folder: Path, host: str) -> None:
 
 
 def _is_ip(host: str) -> bool:
-    import ipaddress
     try:
         ipaddress.ip_address(host)
     except ValueError:

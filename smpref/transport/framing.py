@@ -9,6 +9,8 @@ the connection (smp-wire §2.4).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ssl
 from typing import Final
 
 from smpref.crypto.block_chain import BlockChain, chain_keys
@@ -120,12 +122,5 @@ class BlockStream:
         if self.writer.is_closing():
             return
         self.writer.close()
-        try:
+        with contextlib.suppress(TimeoutError, OSError, ssl.SSLError):
             await asyncio.wait_for(self.writer.wait_closed(), 5)
-        except (TimeoutError, OSError, ssl_errors()):
-            pass
-
-
-def ssl_errors() -> type[Exception]:
-    import ssl
-    return ssl.SSLError

@@ -9,6 +9,7 @@ ChaCha20-Poly1305 and Ed25519, which those defaults include.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import itertools
 import ssl
 from collections.abc import Callable
@@ -105,8 +106,6 @@ def check_identity(chain: tuple[bytes, ...], tls_leaf_der: bytes | None, key_has
     Raises:
         IdentityError: naming the check that failed.
     """
-    import hashlib
-
     if len(chain) < 2:
         raise IdentityError(f"the chain has {len(chain)} certificate(s); the identity is the 2nd")
     if len(chain) > 4:
