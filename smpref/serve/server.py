@@ -235,9 +235,8 @@ class SmpServer:
             return
         try:
             session = session_id(ssl_object)
-            accepted = await asyncio.wait_for(
-                accept(stream, self.credentials, session, os.urandom),
-                self.config.handshake_timeout)
+            async with asyncio.timeout(self.config.handshake_timeout):
+                accepted = await accept(stream, self.credentials, session, os.urandom)
         except (TimeoutError, HandshakeError, ConnectionClosedError, BlockError, ssl.SSLError,
                 OSError) as exc:
             events.event("handshake_failed", logging.INFO, conn=number,
@@ -262,11 +261,15 @@ class SmpServer:
         """Read and process blocks until the connection ends; return why it ended."""
         bucket = TokenBucket(self.config.block_rate, self.config.block_burst)
         stream = connection.stream
-        while not connection.closing:
+        # Stopping is also checked here, not only signalled by cancellation: in Python 3.11,
+        # asyncio.wait_for can swallow a cancellation that races with a completed read, which
+        # kept busy connections open after SIGTERM (found by the SIGTERM-under-load test).
+        while not connection.closing and not self._stopping:
             while len(connection.outbox) > self.config.max_pending // 2 and not connection.closing:
                 await connection.flushed.wait()  # backpressure: the client is not reading
             try:
-                block = await asyncio.wait_for(stream.read_block(), self.config.idle_timeout)
+                async with asyncio.timeout(self.config.idle_timeout):
+                    block = await stream.read_block()
             except TimeoutError:
                 return "idle timeout"
             except ConnectionClosedError as exc:
@@ -289,7 +292,7 @@ class SmpServer:
                 self._route(outgoing, origin=connection)
             self._log_store_errors()
             await bucket.take()
-        return "closing"
+        return "server stopping" if self._stopping else "closing"
 
     def _route(self, outgoing: list[Outgoing], origin: Connection | None = None) -> None:
         """Queue each transmission on its connection. Answers to ``origin``'s own commands
