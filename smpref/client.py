@@ -6,6 +6,9 @@ encrypted blocks. :meth:`SmpClient.request` sends one command, authorized with t
 (TRANS-6), and waits for the answer with the same corrId; events the server pushes (MSG to a
 subscriber, END, DELD, NMSG) arrive on :attr:`SmpClient.events`.
 
+Timeouts use ``asyncio.timeout``, not ``asyncio.wait_for``, which in Python 3.11 can swallow
+a cancellation of the caller.
+
 At the version it negotiated (:mod:`smpref.transport.versions`) the client either speaks the
 seed extensions (``client.extended``) or only the core commands a deployed server reads the
 same way; :meth:`request` refuses a seed-specific command at a deployed version
@@ -143,9 +146,10 @@ class SmpClient:
         try:
             endpoint: dict[str, Any] = {"sock": sock} if sock is not None else {
                 "host": target, "port": server.effective_port}
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(
-                **endpoint, ssl=client_context(), server_hostname=None if sock is None else "",
-                limit=2**17), timeout)
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(
+                    **endpoint, ssl=client_context(),
+                    server_hostname=None if sock is None else "", limit=2**17)
         except (TimeoutError, OSError) as exc:
             raise ClientError(f"cannot connect to {target}:{server.effective_port}: "
                               f"{exc or type(exc).__name__}") from None
@@ -154,8 +158,8 @@ class SmpClient:
         try:
             session = session_id(ssl_object)
             leaf = ssl_object.getpeercert(binary_form=True)
-            connected = await asyncio.wait_for(
-                connect(stream, server.key_hash, session, leaf, random), timeout)
+            async with asyncio.timeout(timeout):
+                connected = await connect(stream, server.key_hash, session, leaf, random)
         except HandshakeError as exc:
             await stream.close()
             raise ClientError(f"handshake with {target}: {exc}") from None
@@ -223,7 +227,8 @@ class SmpClient:
         futures = [self.answer(corr) for corr, _ in items]
         try:
             await self.send_raw([data for _, data in items])
-            return list(await asyncio.wait_for(asyncio.gather(*futures), timeout))
+            async with asyncio.timeout(timeout):
+                return list(await asyncio.gather(*futures))
         except TimeoutError:
             raise ClientError(f"no answer within {timeout} s") from None
         finally:
@@ -254,7 +259,8 @@ class SmpClient:
             ClientError: none arrived within ``timeout`` seconds.
         """
         try:
-            return await asyncio.wait_for(self.events.get(), timeout)
+            async with asyncio.timeout(timeout):
+                return await self.events.get()
         except TimeoutError:
             raise ClientError(f"no event within {timeout} s") from None
 
@@ -264,7 +270,8 @@ class SmpClient:
 
     async def wait_closed(self, timeout: float = 10.0) -> str:
         """Wait until the server closes the connection; returns why it ended."""
-        await asyncio.wait_for(asyncio.shield(self._reader), timeout)
+        async with asyncio.timeout(timeout):
+            await asyncio.shield(self._reader)
         return self.closed_reason or "closed"
 
     # --- receiving --------------------------------------------------------------------------

@@ -98,7 +98,8 @@ async def run_case(case: Case, ctx: Context, case_timeout: float) -> Result:
             ctx.require_extensions("this case")
         if case.needs == "clock":
             ctx.require_clock()
-        note = await asyncio.wait_for(case.run(ctx), case_timeout)
+        async with asyncio.timeout(case_timeout):
+            note = await case.run(ctx)
         message = note or ""
     except Verdict as verdict:
         status, message = verdict.status, verdict.message
