@@ -27,26 +27,30 @@ EXIT_USAGE = 2
 @click.option("--sweep-interval", type=click.FloatRange(min=0.1), default=60.0,
               show_default=True, help="Seconds between retention sweep slices (RET-7).")
 @click.option("--no-pages", is_flag=True, help="Do not serve short-link pages over http/1.1.")
+@click.option("--password", default=None, metavar="TEXT",
+              help="Server password NEW must carry (basicAuth, CMD-10); it goes in the address.")
 @click.option("--no-sync", is_flag=True,
               help="Do not fsync commits (benchmarks only: an OK is then not durable).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True, help="Events are JSON lines on stderr.")
 def serve(folder: Path, host: str, port: int,  # noqa: PLR0917 - click passes options
           max_connections: int, sweep_interval: float,
-          no_pages: bool, no_sync: bool, log_level: str) -> None:
+          no_pages: bool, password: str | None, no_sync: bool, log_level: str) -> None:
     """Run an SMP server over TLS: the reference model over the journal store.
 
     Prints the server's address (smp://<keyHash>@host:port) on stdout once it listens. SIGTERM
     or SIGINT drains the connections and closes the store cleanly.
     """
     from smpref.errors import SmprefError
+    from smpref.model.config import ServerConfig
     from smpref.serve import events
     from smpref.serve.server import ServeConfig, SmpServer
 
     events.configure(log_level)
     config = ServeConfig(host=host, port=port, max_connections=max_connections,
                          sweep_interval=sweep_interval, pages=not no_pages,
-                         store_sync=not no_sync)
+                         store_sync=not no_sync,
+                         model=ServerConfig(basic_auth=password.encode() if password else None))
 
     async def main() -> None:
         server = SmpServer(folder, config)

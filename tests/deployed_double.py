@@ -72,11 +72,13 @@ class DeployedDouble:
         self.senders: dict[bytes, bytes] = {}
         self.subscribers: dict[bytes, Conn] = {}
         self.port = 0
+        self.password = b"double-pass"  # deployed servers may require basicAuth for NEW
         self._server: asyncio.AbstractServer | None = None
 
     @property
     def address(self) -> str:
-        return f"smp://{b64u_encode(self.credentials.key_hash, padded=True)}@127.0.0.1:{self.port}"
+        return (f"smp://{b64u_encode(self.credentials.key_hash, padded=True)}:"
+                f"{self.password.decode()}@127.0.0.1:{self.port}")
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(
@@ -165,7 +167,7 @@ class DeployedDouble:
         if tag == "PING":
             return [(conn, self._tx(corr, b"", b"PONG"))]
         if tag == "NEW":
-            if not authorized(cmd.rcv_auth_key):
+            if not authorized(cmd.rcv_auth_key) or cmd.basic_auth != self.password:
                 return self._err(conn, corr, entity, "AUTH")
             rid, sid, srv = os.urandom(24), os.urandom(24), os.urandom(32)
             mode = "C" if cmd.queue_request is None or \

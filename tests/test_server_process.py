@@ -25,7 +25,8 @@ def _conform(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_conform_against_serve_matches_embedded_and_reports_load(tmp_path: Path) -> None:
     embedded = _conform("--json", "embedded.json", "--junit", "embedded.xml", cwd=tmp_path)
     assert embedded.returncode == 0, embedded.stdout + embedded.stderr
-    with ServeProcess(tmp_path / "server") as server:
+    with ServeProcess(tmp_path / "server", "--password", "s3cret") as server:
+        assert ":s3cret@" in server.address
         separate = _conform(server.address, "--json", "separate.json", "--junit",
                             "separate.xml", cwd=tmp_path)
         assert server.terminate() == 0

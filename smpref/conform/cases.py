@@ -20,6 +20,7 @@ from smpref.conform.context import (
     LinkData,
     M,
     Queue,
+    Skip,
     wait_closed,
 )
 from smpref.model.client import make_link_blob, read_link_blob
@@ -253,6 +254,22 @@ def _register_credentials() -> None:
 
 
 _register_credentials()
+
+
+@case("cred.new.password", "NEW without the server password, or with a wrong one, gets AUTH",
+      "CMD-10", "QUEUE-10")
+async def _new_password(ctx: Context) -> str | None:
+    if ctx.password is None:
+        raise Skip("the address carries no server password (basicAuth): nothing to check")
+    c = await ctx.connect()
+    for what, override in (("without", None), ("with a wrong", b"x" + ctx.password)):
+        draft = ctx.draft()
+        command = ctx.new_command(draft, subscribe=False, password=override,
+                                  omit_password=override is None)
+        ctx.expect(await ctx.request(c, command, key=draft.key), error="AUTH",
+                   step=f"NEW {what} password")
+    await ctx.create(c)  # and with it
+    return None
 
 
 @case("cred.ping.none", "PING without credentials gets PONG", "CMD-22", "TRANS-7")

@@ -104,6 +104,8 @@ class Context:
     version: int
     embedded: SmpServer | None = None
     timeout: float = 10.0
+    #: the server password from the address (basicAuth), sent in every NEW (CMD-10)
+    password: bytes | None = None
     clients: list[SmpClient] = field(default_factory=list)
     #: a MSG that answered the last ACK on (session, queue), for the next :meth:`receive`
     pending: dict[tuple[bytes, bytes], Reply] = field(default_factory=dict)
@@ -200,7 +202,10 @@ class Context:
     # --- queues -----------------------------------------------------------------------------
 
     def new_command(self, queue: Queue, *, subscribe: bool, blob: Any = None,
-                    ntf: Any = None, sender_id: bytes | None = None) -> Any:
+                    ntf: Any = None, sender_id: bytes | None = None,
+                    password: bytes | None = None, omit_password: bool = False) -> Any:
+        """NEW for ``queue``, with the address's server password unless ``password`` replaces
+        it or ``omit_password`` leaves it out."""
         mode = ConnectionMode.Contact if queue.mode == "C" else ConnectionMode.Invitation
         link = None
         if queue.link is not None:
@@ -208,8 +213,9 @@ class Context:
                              enc_link_data=blob if blob is not None else make_link_blob(
                                  queue.link, self.random,
                                  LinkData(conn_req=b"conformance", user_data=b"profile")))
+        basic_auth = None if omit_password else password or self.password
         return M("NEW", rcv_auth_key=queue.owner.auth_key.public,
-                 rcv_dh_key=queue.owner.dh_key.public, basic_auth=None,
+                 rcv_dh_key=queue.owner.dh_key.public, basic_auth=basic_auth,
                  sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
                  queue_request=QueueRequest(conn_mode=mode, queue_link=link), ntf_request=ntf)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import json
+import secrets
 import tempfile
 import time
 import xml.etree.ElementTree as ET
@@ -24,6 +25,8 @@ from smpref.client import ClientError, SmpClient
 from smpref.conform.cases import CASES, Case
 from smpref.conform.context import Context, Verdict
 from smpref.conform.requirements import requirement_text
+from smpref.model.config import ServerConfig
+from smpref.uri import parse_server_address
 
 STATUSES = ("pass", "fail", "skip", "info")
 
@@ -130,7 +133,8 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
     report = Report(address, False, client.connected.server_range, client.negotiated.version,
                     client.extended)
     await client.close()
-    ctx = Context(address, report.extended, report.version, None, timeout)
+    ctx = Context(address, report.extended, report.version, None, timeout,
+                  password=_password(address))
     for index, case in enumerate(cases):
         result = await run_case(case, ctx, case_timeout)
         report.results.append(result)
@@ -146,14 +150,18 @@ async def _run_embedded(cases: list[Case], *, timeout: float, case_timeout: floa
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
-        server = SmpServer(folder, ServeConfig(port=0, sweep_interval=3600.0))
+        # A password, so that the server-password case runs too (CMD-10, QUEUE-10).
+        password = secrets.token_urlsafe(12).encode()
+        server = SmpServer(folder, ServeConfig(port=0, sweep_interval=3600.0,
+                                               model=ServerConfig(basic_auth=password)))
         await server.start()
         try:
             client = await probe(server.address, timeout)
             report = Report(server.address, True, client.connected.server_range,
                             client.negotiated.version, client.extended)
             await client.close()
-            ctx = Context(server.address, report.extended, report.version, server, timeout)
+            ctx = Context(server.address, report.extended, report.version, server, timeout,
+                          password=password)
             for index, case in enumerate(cases):
                 result = await run_case(case, ctx, case_timeout)
                 report.results.append(result)
@@ -163,6 +171,11 @@ async def _run_embedded(cases: list[Case], *, timeout: float, case_timeout: floa
             await server.stop()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _password(address: str) -> bytes | None:
+    password = parse_server_address(address).basic_auth
+    return None if password is None else password.encode()
 
 
 def write_json(report: Report, path: Path) -> None:

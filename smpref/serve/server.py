@@ -172,8 +172,12 @@ class SmpServer:
 
     @property
     def address(self) -> str:
-        """``smp://<keyHash>@host:port`` (URI-1, URI-2), keyHash padded as deployed prints it."""
-        return f"smp://{b64u_encode(self.key_hash, padded=True)}@{self.config.host}:{self.port}"
+        """``smp://<keyHash>[:<password>]@host:port`` (URI-1, URI-2), keyHash padded as deployed
+        prints it; the server password (CMD-10) is in the address when one is configured."""
+        password = self.config.model.basic_auth
+        auth = "" if password is None else ":" + password.decode()
+        return (f"smp://{b64u_encode(self.key_hash, padded=True)}{auth}@{self.config.host}:"
+                f"{self.port}")
 
     # --- start and stop ---------------------------------------------------------------------
 
