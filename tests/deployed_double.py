@@ -30,7 +30,7 @@ from smpref.transport.handshake import HandshakeError, accept
 from smpref.transport.tls import server_context, session_id
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.schema import decode_message, message_class
-from smpref.wire.transmission import Transmission, check_credentials, pad
+from smpref.wire.transmission import Transmission, check_credentials, decode_batch, pad
 
 QUOTA = 128
 MAX_BODY = 16048
@@ -101,10 +101,18 @@ class DeployedDouble:
         conn = Conn(session, accepted.session_secret, stream)
         try:
             while True:
+                block = await stream.read_block()
+                assert stream.framing.recv_chain is not None
                 try:
-                    transmissions = await stream.receive()
+                    content = stream.framing.recv_chain.decrypt(block)
                 except BlockError:
-                    break
+                    break  # a block that does not decrypt ends the connection
+                try:
+                    transmissions = decode_batch(content)
+                except BlockError:  # a bad batch: ERR BLOCK, and the connection goes on
+                    stream.write([self._tx(b"", b"", b"ERR BLOCK")])
+                    await stream.writer.drain()
+                    continue
                 out: list[tuple[Conn, bytes]] = []
                 for data in transmissions:
                     out += self._receive(conn, data)
