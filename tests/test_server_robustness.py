@@ -27,6 +27,8 @@ from smpref.transport.tls import client_context
 from smpref.wire.transmission import Transmission, decode_batch, encode_batch
 
 TIMEOUT = 10.0
+#: examples per fuzz test: a share of the profile's (ci 60, long 2000), each one a TLS connection
+EXAMPLES = max(10, settings.default.max_examples // 2)
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,7 @@ ops = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 200),
 
 
 @req("TRANS-3", "TRANS-15")
-@settings(max_examples=40)
+@settings(max_examples=EXAMPLES)
 @given(base=_valid_batch(), mutation=ops, extra=st.binary(max_size=64))
 def test_mutated_batches_close_or_answer(live: ThreadedServer, base: bytes,
                                          mutation: list[tuple[int, int, bytes]],
@@ -101,7 +103,7 @@ def test_mutated_batches_close_or_answer(live: ThreadedServer, base: bytes,
 
 
 @req("TRANS-4", "CMD-2", "TRANS-15")
-@settings(max_examples=40)
+@settings(max_examples=EXAMPLES)
 @given(transmissions=st.lists(st.binary(max_size=300), min_size=1, max_size=5))
 def test_random_transmissions_get_answers_not_crashes(live: ThreadedServer,
                                                       transmissions: list[bytes]) -> None:
@@ -115,7 +117,7 @@ def test_random_transmissions_get_answers_not_crashes(live: ThreadedServer,
 
 
 @req("TRANS-2")
-@settings(max_examples=15)
+@settings(max_examples=max(5, EXAMPLES // 2))
 @given(size=st.integers(1, 3 * 16384), seed=st.binary(min_size=8, max_size=8))
 def test_wrong_block_sizes_and_cuts(live: ThreadedServer, size: int, seed: bytes) -> None:
     async def main() -> None:
@@ -231,7 +233,7 @@ def test_tls_alert_mid_session_does_not_hurt_others(live: ThreadedServer) -> Non
 
 
 @req("TRANS-9", "TRANS-15")
-@settings(max_examples=30)
+@settings(max_examples=EXAMPLES)
 @given(mutation=ops, version=st.sampled_from([6, 17, 18, 999, 1000, 1001, 65535]))
 def test_mutated_client_hellos_close_or_connect(live: ThreadedServer, version: int,
                                                 mutation: list[tuple[int, int, bytes]]) -> None:
@@ -256,7 +258,7 @@ def test_mutated_client_hellos_close_or_connect(live: ThreadedServer, version: i
         await stream.read_handshake()
         await stream.write_handshake(mutated)
         try:
-            await asyncio.wait_for(reader.readexactly(16384), 2.0)
+            await asyncio.wait_for(reader.readexactly(16384), 1.0)
             closed = False
         except asyncio.IncompleteReadError:
             closed = True
