@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from smpref.serve.server import ServeConfig, SmpServer
 
 SMPREF = str(Path(sys.executable).parent / "smpref")
+T = TypeVar("T")
 
 
 @contextlib.asynccontextmanager
@@ -78,16 +81,11 @@ class ServeProcess:
             self.log.close()
 
 
-class ThreadedServer:
-    """A server on its own event loop in a thread, so that sync tests (Hypothesis) can use it.
+class LoopThread:
+    """An event loop running in a daemon thread, for servers that sync code (Hypothesis tests,
+    subprocesses) talks to. Exceptions the loop reports are collected in ``errors``."""
 
-    Exceptions the loop reports (a crashed task) are collected in ``errors``.
-    """
-
-    def __init__(self, folder: Path, **config: Any) -> None:
-        import asyncio
-        import threading
-
+    def __init__(self) -> None:
         self.errors: list[str] = []
         self.loop = asyncio.new_event_loop()
         self.loop.set_exception_handler(lambda _loop, context: self.errors.append(
@@ -95,20 +93,32 @@ class ThreadedServer:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
 
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = 60) -> T:
+        """Run ``coroutine`` on the loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)
+
+
+class ThreadedServer(LoopThread):
+    """An smpref server on a :class:`LoopThread`."""
+
+    def __init__(self, folder: Path, **config: Any) -> None:
+        super().__init__()
+
         async def start() -> SmpServer:
             server = SmpServer(folder, ServeConfig(port=0, **config))
             await server.start()
             return server
 
-        self.server = asyncio.run_coroutine_threadsafe(start(), self.loop).result(30)
+        self.server = self.run(start(), 30)
 
     @property
     def address(self) -> str:
         return self.server.address
 
     def stop(self) -> None:
-        import asyncio
-
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(60)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(30)
+        self.run(self.server.stop())
+        self.close()

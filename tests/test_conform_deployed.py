@@ -59,23 +59,19 @@ class _UnsignedSendDouble(DeployedDouble):
 @req("MSG-1")
 def test_a_planted_bug_fails_its_cases_and_the_cli_exits_1(tmp_path: Path) -> None:
     import subprocess
-    import threading
 
-    from servers import SMPREF
+    from servers import SMPREF, LoopThread
 
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
+    thread = LoopThread()
     server = _UnsignedSendDouble(tmp_path / "credentials")
-    asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
+    thread.run(server.start(), 30)
     try:
         result = subprocess.run([SMPREF, "conform", server.address, "--quiet", "--cases",
                                  "cred.send.*", "--json", str(tmp_path / "r.json")],
                                 capture_output=True, text=True, timeout=300, check=False)
     finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)
+        thread.run(server.stop(), 30)
+        thread.close()
     assert result.returncode == 1, result.stdout + result.stderr
     import json
     statuses = {r["id"]: r["status"] for r in json.loads((tmp_path / "r.json").read_text())[

@@ -424,7 +424,6 @@ async def _life_redelivery(ctx: Context) -> str | None:
 @case("link.lset-lget", "NEW with a link; LGET reads it, LSET replaces it, LGET sees the change",
       "LINK-2", "LINK-4", "LINK-5", "LINK-6", "LINK-9", "LINK-10", needs="seed")
 async def _link_roundtrip(ctx: Context) -> str | None:
-    ctx.require_extensions("links")
     owner, reader = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner, "C", link=True)
     assert q.link is not None
@@ -457,7 +456,6 @@ async def _read_link(ctx: Context, c: SmpClient, q: Queue, key: AuthKeyPair | No
 @case("link.lget-secures", "LGET with a key secures an invitation queue and drops its link",
       "LINK-7", "LINK-8", "LINK-11", needs="seed")
 async def _link_secure(ctx: Context) -> str | None:
-    ctx.require_extensions("links")
     owner, reader = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner, "M", link=True)
     k = ctx.key()
@@ -473,7 +471,6 @@ async def _link_secure(ctx: Context) -> str | None:
 @case("link.lset-without-link", "LSET on a queue without a link gets ERR CMD PROHIBITED",
       "LINK-5", needs="seed")
 async def _lset_no_link(ctx: Context) -> str | None:
-    ctx.require_extensions("links")
     c = await ctx.connect()
     q = await ctx.create(c, "C")
     blob = make_link_blob(ctx.draft(link=True).link,  # type: ignore[arg-type]
@@ -486,7 +483,6 @@ async def _lset_no_link(ctx: Context) -> str | None:
 @case("ntf.nmsg", "NEW with a notifier; NSUB; a SEND asking for it yields NMSG",
       "CMD-12", "CMD-23", "CMD-34", "MSG-7", needs="seed")
 async def _ntf(ctx: Context) -> str | None:
-    ctx.require_extensions("notifier requests")
     owner, notifier = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner, "C", notifier=True)
     ctx.expect(await ctx.request(notifier, M("NSUB"), q.notifier_id, q.notifier_key), "OK")
@@ -733,7 +729,6 @@ def _blob_of_size(size: int, random: Any) -> Any:
 @case("limit.link-size", "link data at the size limit is accepted; one byte more is refused",
       "QUEUE-6", needs="seed")
 async def _limit_link(ctx: Context) -> str | None:
-    ctx.require_extensions("link data")
     c = await ctx.connect()
     for mode, limit in (("M", 8192), ("C", 15360)):
         await ctx.create(c, mode, link=True, blob=_blob_of_size(limit, ctx.random))

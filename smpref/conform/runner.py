@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from smpref import __version__
 from smpref.client import ClientError, SmpClient
@@ -27,6 +27,9 @@ from smpref.conform.context import Context, Verdict
 from smpref.conform.requirements import requirement_text
 from smpref.model.config import ServerConfig
 from smpref.uri import parse_server_address
+
+if TYPE_CHECKING:
+    from smpref.serve.server import SmpServer
 
 STATUSES = ("pass", "fail", "skip", "info")
 
@@ -125,51 +128,44 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
     Raises:
         ConnectError: the server cannot be reached or refuses the handshake.
     """
+    from smpref.serve.server import ServeConfig, SmpServer
+
     started = time.perf_counter()
-    if address is None:
-        return await _run_embedded(cases, timeout=timeout, case_timeout=case_timeout,
-                                   progress=progress)
+    if address is not None:
+        report = await _check(address, None, cases, timeout=timeout,
+                              case_timeout=case_timeout, progress=progress)
+    else:
+        with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
+            # A password, so that the server-password case runs too (CMD-10, QUEUE-10); the
+            # address carries it, as for any server that requires one.
+            password = secrets.token_urlsafe(12).encode()
+            server = SmpServer(folder, ServeConfig(port=0, sweep_interval=3600.0,
+                                                   model=ServerConfig(basic_auth=password)))
+            await server.start()
+            try:
+                report = await _check(server.address, server, cases, timeout=timeout,
+                                      case_timeout=case_timeout, progress=progress)
+            finally:
+                await server.stop()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+async def _check(address: str, embedded: SmpServer | None, cases: list[Case], *,
+                 timeout: float, case_timeout: float,
+                 progress: Callable[[Result, int, int], None] | None) -> Report:
+    """Probe the server's versions, then run the cases one by one."""
     client = await probe(address, timeout)
-    report = Report(address, False, client.connected.server_range, client.negotiated.version,
-                    client.extended)
+    report = Report(address, embedded is not None, client.connected.server_range,
+                    client.negotiated.version, client.extended)
     await client.close()
-    ctx = Context(address, report.extended, report.version, None, timeout,
+    ctx = Context(address, report.extended, report.version, embedded, timeout,
                   password=_password(address))
     for index, case in enumerate(cases):
         result = await run_case(case, ctx, case_timeout)
         report.results.append(result)
         if progress:
             progress(result, index + 1, len(cases))
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-async def _run_embedded(cases: list[Case], *, timeout: float, case_timeout: float,
-                        progress: Callable[[Result, int, int], None] | None) -> Report:
-    from smpref.serve.server import ServeConfig, SmpServer
-
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
-        # A password, so that the server-password case runs too (CMD-10, QUEUE-10).
-        password = secrets.token_urlsafe(12).encode()
-        server = SmpServer(folder, ServeConfig(port=0, sweep_interval=3600.0,
-                                               model=ServerConfig(basic_auth=password)))
-        await server.start()
-        try:
-            client = await probe(server.address, timeout)
-            report = Report(server.address, True, client.connected.server_range,
-                            client.negotiated.version, client.extended)
-            await client.close()
-            ctx = Context(server.address, report.extended, report.version, server, timeout,
-                          password=password)
-            for index, case in enumerate(cases):
-                result = await run_case(case, ctx, case_timeout)
-                report.results.append(result)
-                if progress:
-                    progress(result, index + 1, len(cases))
-        finally:
-            await server.stop()
-    report.seconds = time.perf_counter() - started
     return report
 
 
