@@ -13,6 +13,7 @@ from servers import embedded
 
 from smpref.client import ClientError, SmpClient, UnsupportedError
 from smpref.conform.context import Context, M
+from smpref.serve.server import ServeConfig, SmpServer
 from smpref.transport import versions
 from smpref.transport.credentials import load
 from smpref.transport.framing import BlockStream
@@ -264,3 +265,23 @@ def test_a_model_exception_ends_one_connection_only(tmp_path: Path,
             await ctx.close()
             await victim.close()
     asyncio.run(main())
+
+
+@req("TRANS-16")
+def test_stopping_with_a_connection_mid_handshake_reports_no_loop_error(tmp_path: Path) -> None:
+    """A flaky teardown error of the fuzz fixture: a connection cancelled by stop() while it
+    waited in the handshake made asyncio report "Exception in callback" on the loop."""
+    async def main() -> list[str]:
+        errors: list[str] = []
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _loop, context: errors.append(str(context.get("message"))))
+        server = SmpServer(tmp_path, ServeConfig(port=0))
+        await server.start()
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", server.port, ssl=client_context(), server_hostname=None)
+        await reader.readexactly(16384)  # the server's hello; ours never comes
+        await server.stop()
+        await asyncio.sleep(0.1)  # let the done-callbacks run
+        writer.close()
+        return errors
+    assert asyncio.run(main()) == []

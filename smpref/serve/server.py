@@ -220,6 +220,12 @@ class SmpServer:
         self._tasks.add(task)
         try:
             await self._connection(reader, writer)
+        except asyncio.CancelledError:
+            # stop() cancels connections wherever they wait (in a handshake, a page, a
+            # close). The task must still end normally: asyncio's client_connected_cb
+            # callback calls task.exception(), which raises for a cancelled task and gets
+            # reported to the loop as an error.
+            writer.transport.abort()
         finally:
             self._tasks.discard(task)
 
