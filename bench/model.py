@@ -1,6 +1,6 @@
 """Model throughput: full queue lifecycles per second against the raw crypto they need.
 
-One lifecycle, through the wire format both ways (smpref.model.loopback):
+One lifecycle, through the wire format both ways (smpref.testing.loopback):
 NEW (owner), KEY (owner), SEND (sender, signed), SUB (owner: OK + MSG with the Initial
 record), ACK (MSG with the message), ACK (OK); the owner opens both MSGs and runs the ratchet
 mirror. That is 6 Ed25519 signatures, 6 verifications and 4 secretbox operations on padded
@@ -23,8 +23,8 @@ from typing import Any
 import nacl.bindings as sodium
 from timing import rate
 
-from smpref.model.client import AuthKeyPair, DhKeyPair, OwnedQueue
-from smpref.model.loopback import Loopback
+from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue
+from smpref.testing.loopback import Loopback
 from smpref.wire import enum_type, message_class, type_class
 
 SIGNS_PER_LIFECYCLE = 6

@@ -1,7 +1,7 @@
 """Journal store at scale: start time, memory, cold-queue latency and sweep cost (seed 001).
 
 Stores of 1,000, 100,000 and 1,000,000 queues are built on disk by a fast builder that writes
-the real format (smpref.store.codec lines, reference files, sharded folders) without going
+the real format (smpref.store.line_fields lines, reference files, sharded folders) without going
 through the model: idle queues, each with a recipient key, a sender reference and an empty
 journal, as a queue looks once its Initial record was read. Built stores are kept in
 ``$SMPREF_BENCH_STORES`` (default: the system temp dir) and reused by later runs.
@@ -61,8 +61,8 @@ def build(root: Path, count: int) -> float:
     from smpref.crypto.primitives import ed25519_public
     from smpref.crypto.ratchet import RatchetState
     from smpref.model.records import QueueRecord
-    from smpref.store.codec import ConnectionMode, QueueState, record_fields, state_fields
     from smpref.store.journal import JournalStore, folder_of
+    from smpref.store.line_fields import ConnectionMode, QueueState, record_fields, state_fields
     from smpref.store.lines import b64, encode_line
     from smpref.wire.keys import KeyAlgorithm, PublicKey
 
@@ -122,8 +122,8 @@ def rss_mb() -> float:
 
 def probe(root: Path, count: int, samples: int) -> dict[str, Any]:
     t0 = time.perf_counter()
+    from smpref.client.core import AuthKeyPair, ClientSession
     from smpref.crypto.primitives import x25519_public
-    from smpref.model.client import AuthKeyPair, ClientSession
     from smpref.model.config import ServerConfig
     from smpref.model.environment import SeededRandom
     from smpref.model.server import Server

@@ -1,8 +1,7 @@
 """smpref: reference implementation, executable spec and test vectors for the SMP queue design.
 
-The package is layered as ``../shared/DESIGN.md`` describes: ``smpref.notation`` reads the
-command definitions in ``spec/commands.smpn``; ``smpref.wire`` derives the binary codecs from
-them; ``smpref.uri`` and ``smpref.links`` parse the addresses and short links users paste.
+The package is layered; docs/architecture.md draws the layers and says what each package may
+import, and tests/test_architecture.py holds the code to it.
 """
 
 from __future__ import annotations

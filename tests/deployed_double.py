@@ -23,7 +23,7 @@ from typing import Any
 from smpref.crypto.auth import verify
 from smpref.crypto.primitives import box_key, secretbox, x25519_public
 from smpref.errors import BlockError, CredentialError, UnknownCommandError, WireError
-from smpref.textenc import b64u_encode
+from smpref.text.lexical import b64u_encode
 from smpref.transport.credentials import load_or_create
 from smpref.transport.framing import BlockStream, ConnectionClosedError
 from smpref.transport.handshake import HandshakeError, accept

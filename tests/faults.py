@@ -1,6 +1,6 @@
 """A file layer that stops the store at a chosen step and byte, as a crash or a full disk would.
 
-Every operation of :class:`~smpref.store.files.FileSystem` that changes the disk is one
+Every operation of :class:`~smpref.store.filesystem.FileSystem` that changes the disk is one
 **step**: creating one directory, writing a file, appending, truncating, renaming, unlinking,
 removing a tree. A fault is ``(step, cut)``: the step numbered ``step`` (0-based, counted from
 when the fault is armed) writes only its first ``cut`` bytes (writes) or does not happen at all
@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from smpref.errors import StoreIOError
-from smpref.store.files import FileSystem
+from smpref.store.filesystem import FileSystem
 
 
 class Crash(BaseException):

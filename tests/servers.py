@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from smpref.serve.server import ServeConfig, SmpServer
+from smpref.serve.listener import ServeConfig, SmpServer
 
 SMPREF = str(Path(sys.executable).parent / "smpref")
 T = TypeVar("T")

@@ -12,7 +12,7 @@ from reqs import req
 
 from smpref.crypto.primitives import CryptoError, ed25519_public, x25519_public
 from smpref.errors import WireError
-from smpref.wire.handshake import (
+from smpref.wire.hellos import (
     ClientHello,
     ServerHello,
     key_hash,

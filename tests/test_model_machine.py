@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import settings
 from reqs import req
 
-from smpref.model.machine import QueueMachine, run_seed
+from smpref.testing.queue_machine import QueueMachine, run_seed
 
 _profile = settings.get_profile(settings._current_profile or "default")  # type: ignore[attr-defined]
 QueueMachineTest = QueueMachine.TestCase
@@ -25,7 +25,8 @@ QueueMachineTest = req("MSG-1", "MSG-2", "MSG-3", "MSG-4", "MSG-6", "MSG-8", "MS
 
 
 def test_a_seeded_run_reproduces_its_trace_in_a_fresh_process(tmp_path: Path) -> None:
-    code = ("from smpref.model.machine import run_seed; r = run_seed(7, examples=4, steps=15);"
+    code = ("from smpref.testing.queue_machine import run_seed; "
+            "r = run_seed(7, examples=4, steps=15);"
             "print(r.ok, r.steps, r.trace_digest)")
     outputs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True, cwd=tmp_path,

@@ -10,10 +10,7 @@ from typing import Any
 import pytest
 from reqs import req
 
-from smpref.crypto import primitives
-from smpref.crypto.primitives import CryptoError, secretbox_open
-from smpref.model import DAY, ServerConfig
-from smpref.model.client import (
+from smpref.client.core import (
     AuthKeyPair,
     DhKeyPair,
     LinkKeys,
@@ -21,9 +18,12 @@ from smpref.model.client import (
     make_link_blob,
     read_link_blob,
 )
-from smpref.model.loopback import Connection, Loopback, Reply
-from smpref.model.machine import error_of
-from smpref.store.differential import DifferentialLoopback
+from smpref.crypto import primitives
+from smpref.crypto.primitives import CryptoError, secretbox_open
+from smpref.model import DAY, ServerConfig
+from smpref.testing.differential import DifferentialLoopback
+from smpref.testing.loopback import Connection, Loopback, Reply
+from smpref.testing.queue_machine import error_of
 from smpref.wire import enum_type, message_class, type_class
 from smpref.wire.transmission import Transmission, unpad
 

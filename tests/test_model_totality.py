@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reqs import req
 
-from smpref.model.client import AuthKeyPair
-from smpref.model.loopback import Loopback
-from smpref.strategies import messages
+from smpref.client.core import AuthKeyPair
+from smpref.testing.loopback import Loopback
+from smpref.testing.strategies import messages
 from smpref.wire import Transmission
 
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from reqs import req
 
 from smpref.errors import SmprefError, UriSyntaxError, WireError
-from smpref.links import parse_short_link
-from smpref.strategies import messages
-from smpref.uri import parse_uri
+from smpref.testing.strategies import messages
+from smpref.text.addresses import parse_uri
+from smpref.text.short_links import parse_short_link
 from smpref.wire import (
     Message,
     Transmission,

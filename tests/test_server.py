@@ -13,13 +13,13 @@ from servers import embedded
 
 from smpref.client import ClientError, SmpClient, UnsupportedError
 from smpref.conform.context import Context, M
-from smpref.serve.server import ServeConfig, SmpServer
+from smpref.serve.listener import ServeConfig, SmpServer
+from smpref.text.addresses import parse_server_address
 from smpref.transport import versions
 from smpref.transport.credentials import load
 from smpref.transport.framing import BlockStream
 from smpref.transport.tls import client_context, session_id
-from smpref.uri import parse_server_address
-from smpref.wire.handshake import ServerHello, key_hash
+from smpref.wire.hellos import ServerHello, key_hash
 
 
 @req("TRANS-1", "TRANS-8", "TRANS-9", "TRANS-10")
@@ -167,7 +167,7 @@ def test_handshake_and_idle_timeouts_close_the_connection(tmp_path: Path) -> Non
 
 @req("TRANS-16")
 def test_token_bucket_delays_instead_of_dropping(monkeypatch: pytest.MonkeyPatch) -> None:
-    from smpref.serve import server as server_module
+    from smpref.serve import listener as server_module
 
     now = [100.0]
     slept: list[float] = []

@@ -241,7 +241,7 @@ def test_mutated_client_hellos_close_or_connect(live: ThreadedServer, version: i
     anything else closes that connection and nothing else."""
     from smpref.crypto.primitives import x25519_public
     from smpref.transport.framing import BlockStream
-    from smpref.wire.handshake import ClientHello
+    from smpref.wire.hellos import ClientHello
 
     hello = ClientHello(version, live.server.key_hash, x25519_public(os.urandom(32))).encode()
     mutated = _mutated(hello, mutation)

@@ -15,8 +15,8 @@ from lark import Lark
 from reqs import req
 
 from smpref.errors import UriSyntaxError
-from smpref.links import LinkType, ShortLink, parse_short_link
 from smpref.resources import grammar_text
+from smpref.text.short_links import LinkType, ShortLink, parse_short_link
 
 KEY = "abcdefghij0123456789abcdefghij0123456789abc"
 FP = "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI"

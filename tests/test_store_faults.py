@@ -31,15 +31,15 @@ from faults import Crash, Fault, FaultyFileSystem
 from reqs import req
 from test_model_rules import M, create, drain, notifier_request, send
 
+from smpref.client.core import AuthKeyPair, make_link_blob
 from smpref.errors import StoreIOError
 from smpref.model import DAY, ServerConfig
-from smpref.model.client import AuthKeyPair, make_link_blob
 from smpref.model.environment import ManualClock
-from smpref.model.loopback import Loopback
+from smpref.model.queue_store import MemoryStore
 from smpref.model.records import QueueRecord, StoredRecord
-from smpref.model.store import MemoryStore
-from smpref.store.differential import snapshot
 from smpref.store.journal import JournalStore
+from smpref.testing.differential import snapshot
+from smpref.testing.loopback import Loopback
 from smpref.wire import enum_type, type_class
 
 LinkData: Any = type_class("LinkData")

@@ -13,12 +13,12 @@ from test_model_rules import M, Q, create, drain, notifier_request, send
 from smpref.errors import NotAStoreError, StoreCorruptError
 from smpref.model import DAY, ServerConfig
 from smpref.model.environment import ManualClock
-from smpref.model.loopback import Loopback
-from smpref.model.machine import error_of
-from smpref.store.differential import snapshot
-from smpref.store.files import FileSystem
+from smpref.store.filesystem import FileSystem
 from smpref.store.journal import JournalStore, folder_of
 from smpref.store.lines import b64, decode_line, read_log
+from smpref.testing.differential import snapshot
+from smpref.testing.loopback import Loopback
+from smpref.testing.queue_machine import error_of
 from smpref.wire import enum_type, type_class
 
 
@@ -186,7 +186,7 @@ def test_a_blob_overwrite_keeps_the_previous_copy_for_recovery(tmp_path: Path) -
     lb = journal_lb(tmp_path / "s")
     conn = lb.connect()
     q, _ = contact_with_notifier(lb)
-    from smpref.model.client import make_link_blob
+    from smpref.client.core import make_link_blob
     assert q.link is not None
     for n in range(3):
         blob = make_link_blob(q.link, lb.client_random,

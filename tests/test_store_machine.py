@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from reqs import req
 
-from smpref.store.differential import DifferentialMachine
+from smpref.testing.differential import DifferentialMachine
 
 TestDifferential = req("STORE-18", "STORE-7", "STORE-14")(DifferentialMachine.TestCase)

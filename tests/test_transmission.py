@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from reqs import req
 
 from smpref.errors import BadValueError, BlockError, CredentialError, WireError
-from smpref.strategies import messages
+from smpref.testing.strategies import messages
 from smpref.wire import (
     BLOCK_SIZE,
     Message,

@@ -11,8 +11,7 @@ from reqs import req
 
 from smpref.errors import UriSyntaxError
 from smpref.resources import grammar_text
-from smpref.textenc import b64u_encode
-from smpref.uri import (
+from smpref.text.addresses import (
     QueueMode,
     QueueUri,
     ServerAddress,
@@ -20,6 +19,7 @@ from smpref.uri import (
     parse_server_address,
     parse_uri,
 )
+from smpref.text.lexical import b64u_encode
 from smpref.wire import KeyAlgorithm, PublicKey
 
 KH = "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI="  # smp-wire §2.3: the test CA's keyHash

@@ -9,7 +9,7 @@ from reqs import req
 
 from smpref.errors import WireError
 from smpref.notation import load, message_open_ended
-from smpref.strategies import message_strategy, messages
+from smpref.testing.strategies import message_strategy, messages
 from smpref.wire import (
     Message,
     decode_batch,

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from smpref.client import AuthKeyPair, SmpClient
+from smpref.client.connection import SmpClient
+from smpref.client.core import AuthKeyPair, make_link_blob, read_link_blob
 from smpref.conform.context import (
     Context,
     Fail,
@@ -22,13 +23,12 @@ from smpref.conform.context import (
     Queue,
     Skip,
 )
-from smpref.model.client import make_link_blob, read_link_blob
 from smpref.model.config import DAY
+from smpref.text.addresses import parse_server_address
 from smpref.transport.framing import BlockStream
 from smpref.transport.tls import client_context
-from smpref.uri import parse_server_address
-from smpref.wire.handshake import ClientHello, ServerHello
-from smpref.wire.primitives import write_large, write_short_string
+from smpref.wire.buffer import write_large, write_short_string
+from smpref.wire.hellos import ClientHello, ServerHello
 from smpref.wire.schema import enum_type, type_class
 from smpref.wire.transmission import Transmission, authorized_bytes, encode_batch
 

@@ -16,22 +16,13 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from smpref.client import (
-    AuthKeyPair,
-    ClientError,
-    DhKeyPair,
-    LinkKeys,
-    OwnedQueue,
-    Reply,
-    SmpClient,
-    make_link_blob,
-    open_deployed_message,
-)
+from smpref.client.connection import ClientError, Reply, SmpClient, open_deployed_message
+from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, OwnedQueue, make_link_blob
 from smpref.crypto.primitives import CryptoError
 from smpref.wire.schema import enum_type, message_class, type_class
 
 if TYPE_CHECKING:
-    from smpref.serve.server import SmpServer
+    from smpref.serve.listener import SmpServer
 
 SubscriptionMode: Any = enum_type("SubscriptionMode")
 ConnectionMode: Any = enum_type("ConnectionMode")

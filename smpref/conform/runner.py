@@ -21,15 +21,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from smpref import __version__
-from smpref.client import ClientError, SmpClient
+from smpref.client.connection import ClientError, SmpClient
 from smpref.conform.cases import CASES, Case
 from smpref.conform.context import Context, Verdict
 from smpref.conform.requirements import requirement_text
 from smpref.model.config import ServerConfig
-from smpref.uri import parse_server_address
+from smpref.text.addresses import parse_server_address
 
 if TYPE_CHECKING:
-    from smpref.serve.server import SmpServer
+    from smpref.serve.listener import SmpServer
 
 STATUSES = ("pass", "fail", "skip", "info")
 
@@ -128,7 +128,7 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
     Raises:
         ConnectError: the server cannot be reached or refuses the handshake.
     """
-    from smpref.serve.server import ServeConfig, SmpServer
+    from smpref.serve.listener import ServeConfig, SmpServer
 
     started = time.perf_counter()
     if address is not None:

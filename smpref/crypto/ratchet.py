@@ -34,9 +34,9 @@ from smpref.crypto.primitives import (
     sealed_box_open,
 )
 from smpref.errors import WireError
-from smpref.wire.codecs import Struct
-from smpref.wire.primitives import Reader
+from smpref.wire.buffer import Reader
 from smpref.wire.schema import enum_type, type_class
+from smpref.wire.type_codecs import Struct
 
 Random = Callable[[int], bytes]
 

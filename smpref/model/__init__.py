@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from smpref.model.config import DAY, ServerConfig
 from smpref.model.environment import Clock, ManualClock, Random, SeededRandom
+from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.server import Outgoing, Server
-from smpref.model.store import MemoryStore, QueueStore
 
 __all__ = [
     "DAY",

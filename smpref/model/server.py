@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A :class:`Server` owns a :class:`~smpref.model.store.QueueStore`, an injected clock and an
+A :class:`Server` owns a :class:`~smpref.model.queue_store.QueueStore`, an injected clock and an
 injected random source, and any number of sessions. A transport hands it the bytes of one
 transmission at a time, with the session they arrived on (:meth:`Server.receive`); it returns
 the transmissions to send, each addressed to a session (:class:`Outgoing`): the response to the
@@ -38,8 +38,8 @@ from smpref.crypto.primitives import CryptoError, box_key, secretbox, sha256, x2
 from smpref.errors import CredentialError, StoreError, UnknownCommandError, WireError
 from smpref.model.config import DAY, ServerConfig
 from smpref.model.environment import Clock, Random
+from smpref.model.queue_store import QueueStore
 from smpref.model.records import Link, Notifier, QueueRecord, StoredRecord
-from smpref.model.store import QueueStore
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.schema import Message, decode_message, enum_type, message_class, type_class
 from smpref.wire.transmission import Transmission, check_credentials, pad

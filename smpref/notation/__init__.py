@@ -1,12 +1,12 @@
 """The command notation: spec/commands.smpn parsed into definitions.
 
-``load()`` returns the :class:`~smpref.notation.model.Definitions` of the installed spec; the
+``load()`` returns the :class:`~smpref.notation.definitions.Definitions` of the installed spec; the
 wire codecs, strategies and docs are derived from it.
 """
 
 from __future__ import annotations
 
-from smpref.notation.model import (
+from smpref.notation.definitions import (
     AUTH_RULES,
     BUILTIN_TYPES,
     ENTITY_KINDS,

@@ -15,7 +15,7 @@ from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
 from smpref.errors import NotationError
-from smpref.notation.model import (
+from smpref.notation.definitions import (
     BUILTIN_TYPES,
     Definitions,
     EnumDef,

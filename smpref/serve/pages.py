@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from smpref.serve import events
 
 if TYPE_CHECKING:
-    from smpref.serve.server import SmpServer
+    from smpref.serve.listener import SmpServer
 
 HEADER_TIMEOUT = 10.0
 LINK_PATHS = {"/c": "contact", "/contact": "contact", "/i": "invitation",

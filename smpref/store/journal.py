@@ -29,9 +29,10 @@ from typing import Any
 
 from smpref.errors import NotAStoreError, StoreCorruptError, StoreError, WireError
 from smpref.model.environment import Clock
+from smpref.model.queue_store import QueueStore
 from smpref.model.records import QueueRecord, StoredRecord, ids_by_role
-from smpref.model.store import QueueStore
-from smpref.store.codec import (
+from smpref.store.filesystem import FileSystem
+from smpref.store.line_fields import (
     FORMAT_VERSION,
     LinkMeta,
     QueueState,
@@ -43,7 +44,6 @@ from smpref.store.codec import (
     state_fields,
     state_from_fields,
 )
-from smpref.store.files import FileSystem
 from smpref.store.lines import (
     LineError,
     LogContents,
@@ -52,7 +52,7 @@ from smpref.store.lines import (
     read_log,
     unb64,
 )
-from smpref.wire.primitives import Reader
+from smpref.wire.buffer import Reader
 from smpref.wire.schema import type_class
 
 LinkBlob: Any = type_class("LinkBlob")

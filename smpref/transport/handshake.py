@@ -25,7 +25,7 @@ from smpref.transport.versions import (
     VersionError,
     client_choice,
 )
-from smpref.wire.handshake import (
+from smpref.wire.hellos import (
     ClientHello,
     ServerHello,
     signed_session_key,

@@ -16,10 +16,10 @@ from pathlib import Path
 import jsonschema
 
 from smpref.vectors import note
-from smpref.vectors.files import canonical
 from smpref.vectors.generate import corpus
 from smpref.vectors.independent.checks import CHECKS, VectorCheckError
 from smpref.vectors.note import VectorError
+from smpref.vectors.vector_sets import canonical
 
 MANIFEST = "MANIFEST"
 #: the published verification key (vectors/README.md); its secret is a release secret

@@ -1,7 +1,8 @@
 """Generators of the vector sets, from fixed seeds (``smpref vectors generate``).
 
-Each generator uses smpref's own code paths (smpref.crypto, smpref.wire, smpref.links); the
-verifier in :mod:`smpref.vectors.independent` recomputes every value another way.
+Each generator uses smpref's own code paths (smpref.crypto, smpref.wire,
+smpref.text.short_links); the verifier in :mod:`smpref.vectors.independent` recomputes every
+value another way.
 """
 
 from __future__ import annotations
@@ -9,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from smpref.client.core import LinkKeys
 from smpref.crypto.block_chain import CHAIN_INFO, CHAIN_INIT_INFO
 from smpref.crypto.link_crypto import LINK_DATA_INFO, link_data_key, seal_link_response, seal_part
 from smpref.crypto.primitives import cb_nonce, hkdf_sha512, x25519_public
 from smpref.crypto.ratchet import LABEL_MESSAGE, LABEL_NEXT, LABEL_ROTATION, LABEL_UPDATE
 from smpref.errors import UriSyntaxError
-from smpref.links import parse_short_link
-from smpref.model.client import LinkKeys
 from smpref.model.environment import SeededRandom
-from smpref.vectors.files import Json, VectorSet
+from smpref.text.short_links import parse_short_link
+from smpref.vectors.vector_sets import Json, VectorSet
 from smpref.wire import enum_type, type_class
 
 
@@ -552,7 +553,7 @@ ENCODING = VectorSet(
 
 
 def _sample(codec: Any, random: SeededRandom, full: bool) -> Any:
-    from smpref.wire import codecs as c
+    from smpref.wire import type_codecs as c
 
     if isinstance(codec, c.BoolCodec):
         return random(1)[0] % 2 == 0
@@ -614,7 +615,7 @@ def encoding_groups() -> list[Json]:
         add(_sample(codec, random, True), f"{tag}, every field", ["AllFields"])
         if any(f.codec.type_name.startswith("Maybe") for f in codec.fields):
             add(_sample(codec, random, False), f"{tag}, no optional field", ["NoOptional"])
-    from smpref.wire.codecs import UnionCodec
+    from smpref.wire.type_codecs import UnionCodec
 
     error_type = SCHEMA.codecs["ErrorType"]
     assert isinstance(error_type, UnionCodec)
@@ -717,7 +718,7 @@ _URIS: list[tuple[str, list[str], list[str]]] = [
 
 
 def address_groups() -> list[Json]:
-    from smpref.uri import QueueUri, parse_uri
+    from smpref.text.addresses import QueueUri, parse_uri
 
     tests = []
     for text, flags, reqs in _URIS:
@@ -806,7 +807,7 @@ def handshake_groups() -> list[Json]:
     from cryptography.hazmat.primitives.serialization import Encoding
 
     from smpref.crypto.primitives import ed25519_public
-    from smpref.wire.handshake import (
+    from smpref.wire.hellos import (
         ClientHello,
         ServerHello,
         key_hash,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from smpref.errors import BadValueError, WireError
-from smpref.wire.codecs import Json
 from smpref.wire.schema import decode_message, message_from_json, message_to_json
 from smpref.wire.transmission import (
     Transmission,
@@ -19,6 +18,7 @@ from smpref.wire.transmission import (
     encode_batch,
     encode_block,
 )
+from smpref.wire.type_codecs import Json
 
 _TX_KEYS = {"authorization", "serviceSignature", "corrId", "entityId", "message",
             "credentialCheck"}

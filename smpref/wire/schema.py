@@ -24,7 +24,14 @@ from smpref.errors import (
     WireError,
 )
 from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
-from smpref.wire.codecs import (
+from smpref.wire.buffer import (
+    Reader,
+    write_int64,
+    write_word16,
+    write_word32,
+)
+from smpref.wire.keys import AUTH_ALGORITHMS, DH_ALGORITHMS
+from smpref.wire.type_codecs import (
     BoolCodec,
     BytesCodec,
     Codec,
@@ -44,13 +51,6 @@ from smpref.wire.codecs import (
     VariantCodec,
     make_struct_class,
     snake_case,
-)
-from smpref.wire.keys import AUTH_ALGORITHMS, DH_ALGORITHMS
-from smpref.wire.primitives import (
-    Reader,
-    write_int64,
-    write_word16,
-    write_word32,
 )
 
 

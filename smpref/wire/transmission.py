@@ -16,7 +16,7 @@ from typing import Final
 
 from smpref.errors import BadValueError, BlockError, CredentialError, WireError
 from smpref.notation import MessageDef
-from smpref.wire.primitives import Reader, write_large, write_short_string
+from smpref.wire.buffer import Reader, write_large, write_short_string
 from smpref.wire.schema import Message, decode_message
 
 BLOCK_SIZE: Final = 16384

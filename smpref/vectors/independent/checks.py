@@ -1,6 +1,6 @@
 """Independent re-derivation of each vector set (the verifier's second code path).
 
-Nothing here imports smpref.crypto, smpref.wire or smpref.links: X25519 comes from
+Nothing here imports smpref.crypto, smpref.wire or smpref.text.short_links: X25519 comes from
 ``cryptography``, HKDF is RFC 5869 written with ``hmac``, XSalsa20-Poly1305 and HSalsa20 from
 their definitions (:mod:`.salsa`), and short links are parsed with a regular expression
 written from spec/links.md. Each check returns how many tests it confirmed and raises

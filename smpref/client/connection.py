@@ -28,39 +28,23 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from smpref.crypto.primitives import CryptoError, secretbox_open
-from smpref.errors import BlockError, WireError
-from smpref.model.client import (
+from smpref.client.core import (
     AuthKeyPair,
     ClientSession,
-    DhKeyPair,
-    LinkKeys,
-    OwnedQueue,
-    make_link_blob,
-    read_link_blob,
 )
+from smpref.crypto.primitives import CryptoError, secretbox_open
+from smpref.errors import BlockError, WireError
 from smpref.model.environment import Random
+from smpref.text.addresses import ServerAddress, parse_server_address
 from smpref.transport.framing import BlockStream, ConnectionClosedError
 from smpref.transport.handshake import Connected, HandshakeError, connect
 from smpref.transport.tls import client_context, session_id
 from smpref.transport.versions import Negotiated
-from smpref.uri import ServerAddress, parse_server_address
-from smpref.wire.primitives import Reader
+from smpref.wire.buffer import Reader
 from smpref.wire.schema import Message, decode_message
 from smpref.wire.transmission import Transmission, unpad
 
-__all__ = [
-    "AuthKeyPair",
-    "ClientError",
-    "DhKeyPair",
-    "LinkKeys",
-    "OwnedQueue",
-    "Reply",
-    "SmpClient",
-    "UnsupportedError",
-    "make_link_blob",
-    "read_link_blob",
-]
+__all__ = ["ClientError", "Reply", "SmpClient", "UnsupportedError"]
 
 #: commands and fields that exist only at smpref's version (TRANS-11)
 SEED_COMMANDS = frozenset({"LSET", "LGET"})

@@ -10,12 +10,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from smpref.client.core import AuthKeyPair, ClientSession, decode_response
 from smpref.crypto.primitives import x25519_public
-from smpref.model.client import AuthKeyPair, ClientSession, decode_response
 from smpref.model.config import ServerConfig
 from smpref.model.environment import ManualClock, Random, SeededRandom
+from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.server import Server
-from smpref.model.store import MemoryStore, QueueStore
 from smpref.wire.schema import Message
 from smpref.wire.transmission import Transmission
 

@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
 
 from smpref.crypto.primitives import CryptoError, ed25519_sign, ed25519_verify
 from smpref.errors import BadValueError, WireError
+from smpref.wire.buffer import Reader, write_large, write_short_string
 from smpref.wire.keys import DH_ALGORITHMS, KeyAlgorithm, PublicKey
-from smpref.wire.primitives import Reader, write_large, write_short_string
 
 ED25519_ALGORITHM_ID = bytes.fromhex("300506032b6570")
 ED448_ALGORITHM_ID = bytes.fromhex("300506032b6571")

@@ -25,15 +25,15 @@ from hypothesis.stateful import rule
 
 from smpref.model.config import ServerConfig
 from smpref.model.environment import SeededRandom
-from smpref.model.loopback import Loopback
-from smpref.model.machine import MACHINE_CONFIG, QueueMachine
+from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.records import QueueRecord
 from smpref.model.server import Server
-from smpref.model.store import MemoryStore, QueueStore
-from smpref.store.codec import LinkMeta, record_fields, state_fields
-from smpref.store.codec import QueueState as _State
 from smpref.store.journal import JournalStore
+from smpref.store.line_fields import LinkMeta, record_fields, state_fields
+from smpref.store.line_fields import QueueState as _State
 from smpref.store.lines import encode_line
+from smpref.testing.loopback import Loopback
+from smpref.testing.queue_machine import MACHINE_CONFIG, QueueMachine
 
 
 class StoresDisagreeError(AssertionError):

@@ -23,8 +23,8 @@ from urllib.parse import quote, unquote
 from lark import Token, Tree
 
 from smpref.errors import InvalidValueError, SmprefError, UriSyntaxError
-from smpref.grammars import parse, token_column
-from smpref.textenc import b64u_decode, b64u_encode, check_host, is_canonical_host
+from smpref.text.grammars import parse, token_column
+from smpref.text.lexical import b64u_decode, b64u_encode, check_host, is_canonical_host
 from smpref.wire.keys import DH_ALGORITHMS, PublicKey
 
 KIND_SERVER = "SMP server address"

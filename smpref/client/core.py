@@ -23,8 +23,8 @@ from smpref.crypto.primitives import (
 from smpref.crypto.ratchet import ClientRatchet, Received
 from smpref.errors import BlockError, WireError
 from smpref.model.environment import Random
+from smpref.wire.buffer import Reader
 from smpref.wire.keys import KeyAlgorithm, PublicKey
-from smpref.wire.primitives import Reader
 from smpref.wire.schema import Message, decode_message, enum_type, type_class
 from smpref.wire.transmission import Transmission, authorized_bytes, unpad
 

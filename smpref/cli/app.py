@@ -94,7 +94,7 @@ def uri() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the fields as JSON.")
 def uri_parse(text: str, as_json: bool) -> None:
     """Parse an SMP server address or queue URI and print its fields and canonical form."""
-    from smpref.uri import parse_uri
+    from smpref.text.addresses import parse_uri
 
     _emit(parse_uri(text.strip()).to_json(), as_json)
 
@@ -109,7 +109,7 @@ def link() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the fields as JSON.")
 def link_parse(text: str, as_json: bool) -> None:
     """Parse a short link; print its type, hosts, port, fingerprint, key and link ID."""
-    from smpref.links import parse_short_link
+    from smpref.text.short_links import parse_short_link
 
     _emit(parse_short_link(text.strip()).to_json(), as_json)
 
@@ -264,11 +264,11 @@ def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0
     """Run the state machine by seed; exit 1 on the first failing seed, with its program."""
     import time as _time
 
-    from smpref.model.machine import QueueMachine, run_seed
+    from smpref.testing.queue_machine import QueueMachine, run_seed
 
     machine: type[QueueMachine] = QueueMachine
     if store_kind == "journal":
-        from smpref.store.differential import DifferentialMachine
+        from smpref.testing.differential import DifferentialMachine
         machine = DifferentialMachine
 
     started = _time.perf_counter()
@@ -349,7 +349,7 @@ def docs() -> None:
               help="Write to this file instead of standard output.")
 def docs_reference(out: Path | None) -> None:
     """Write the command reference (Markdown) derived from spec/commands.smpn."""
-    from smpref.reference import command_reference
+    from smpref.notation.reference import command_reference
 
     text = command_reference()
     if out is None:
@@ -365,7 +365,7 @@ def docs_reference(out: Path | None) -> None:
               help="Directory for one page per vector set.")
 def docs_vectors(out: Path) -> None:
     """Write one docs page per vector set, generated from the set declarations."""
-    from smpref.vectors.docs import write_pages
+    from smpref.vectors.set_pages import write_pages
 
     for path in write_pages(out):
         click.echo(path)
@@ -374,7 +374,7 @@ def docs_vectors(out: Path) -> None:
 @main.command()
 def demo() -> None:
     """The main job: parse an example link and address, encode and decode a NEW."""
-    from smpref.demo import run_demo
+    from smpref.cli.demo import run_demo
 
     run_demo()
 
@@ -387,13 +387,13 @@ def demo() -> None:
               default=Path("vectors"), show_default=True, help="The signed vectors to verify.")
 def run_command(reports: Path, vectors_dir: Path) -> None:
     """The main job: embedded server, the whole conformance suite, the signed vectors."""
-    from smpref.mainjob import run_main_job
+    from smpref.cli.main_job import run_main_job
 
     sys.exit(run_main_job(reports, vectors_dir))
 
 
 def _register_network_commands() -> None:
-    from smpref.cli_net import conform, serve
+    from smpref.cli.network import conform, serve
 
     main.add_command(serve)
     main.add_command(conform)

@@ -1,6 +1,6 @@
 """Codecs derived from the command notation: one codec object per type in spec/commands.smpn.
 
-Each codec reads from a :class:`~smpref.wire.primitives.Reader`, writes into a ``bytearray``,
+Each codec reads from a :class:`~smpref.wire.buffer.Reader`, writes into a ``bytearray``,
 validates Python values, and converts to and from the JSON form used by the CLI
 (docs/cli.md, "JSON field naming"). Nothing here knows any particular command: the layouts
 come from the definitions only.
@@ -30,12 +30,12 @@ from smpref.errors import (
     ShortReadError,
     WireError,
 )
-from smpref.wire.keys import KeyAlgorithm, PublicKey
-from smpref.wire.primitives import (
+from smpref.wire.buffer import (
     Reader,
     write_large,
     write_short_string,
 )
+from smpref.wire.keys import KeyAlgorithm, PublicKey
 
 Json = Any
 

@@ -1,7 +1,7 @@
 """A Hypothesis state machine that drives the model through random interleavings.
 
 Several sessions create, link, secure, message, suspend, expire and delete queues through the
-wire format (:mod:`smpref.model.loopback`), while the clock advances across retention periods.
+wire format (:mod:`smpref.testing.loopback`), while the clock advances across retention periods.
 The machine keeps a small oracle of what each owner and sender knows, checks each answer
 against the spec, and checks these invariants after every step:
 
@@ -38,8 +38,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from smpref.crypto.primitives import CryptoError
-from smpref.model.client import (
+from smpref.client.core import (
     AuthKeyPair,
     DhKeyPair,
     LinkKeys,
@@ -47,8 +46,9 @@ from smpref.model.client import (
     make_link_blob,
     read_link_blob,
 )
+from smpref.crypto.primitives import CryptoError
 from smpref.model.config import DAY, ServerConfig
-from smpref.model.loopback import Connection, Loopback, Reply
+from smpref.testing.loopback import Connection, Loopback, Reply
 from smpref.wire.schema import enum_type, message_class, type_class
 
 ConnectionMode: Any = enum_type("ConnectionMode")
@@ -135,7 +135,7 @@ class QueueMachine(RuleBasedStateMachine):
 
     def make_loopback(self) -> Loopback:
         """The server under test; subclasses put it over another store
-        (:mod:`smpref.store.differential`)."""
+        (:mod:`smpref.testing.differential`)."""
         return Loopback(seed=0, config=MACHINE_CONFIG)
 
     # --- plumbing --------------------------------------------------------------------------

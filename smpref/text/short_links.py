@@ -19,8 +19,8 @@ from lark import Token, Tree
 
 from smpref.crypto.link_keys import LINK_KEY_SIZE, link_id, link_public_key
 from smpref.errors import InvalidValueError, UriSyntaxError
-from smpref.grammars import parse, token_column
-from smpref.textenc import b64u_decode, b64u_encode, check_host, is_canonical_host
+from smpref.text.grammars import parse, token_column
+from smpref.text.lexical import b64u_decode, b64u_encode, check_host, is_canonical_host
 
 KIND = "short link"
 #: the port a link means when it names none: the https port the link opens in a browser (SLINK-6)

@@ -16,10 +16,10 @@ from nacl.signing import SigningKey
 from rich.console import Console
 from rich.panel import Panel
 
-from smpref.links import parse_short_link
-from smpref.model.client import LinkKeys, make_link_blob
+from smpref.client.core import LinkKeys, make_link_blob
 from smpref.model.environment import SeededRandom
-from smpref.uri import parse_server_address
+from smpref.text.addresses import parse_server_address
+from smpref.text.short_links import parse_short_link
 from smpref.wire import (
     KeyAlgorithm,
     PublicKey,
@@ -111,9 +111,9 @@ def _model_lifecycle(console: Console) -> None:
 
 
 def _lifecycle_over(console: Console, root: Path) -> None:
-    from smpref.model.client import AuthKeyPair, DhKeyPair, OwnedQueue, read_link_blob
-    from smpref.model.loopback import Loopback
+    from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, read_link_blob
     from smpref.store.journal import JournalStore, folder_of
+    from smpref.testing.loopback import Loopback
 
     lb = Loopback(seed=2026)
     lb.store = lb.server.store = JournalStore(root, clock=lb.clock)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from smpref.vectors.files import VectorSet
 from smpref.vectors.generate import SETS, corpus
+from smpref.vectors.vector_sets import VectorSet
 
 _KIND_TEXT = {"hex": "hex string", "string": "string", "int": "integer", "bool": "boolean",
               "strings": "array of strings", "object": "JSON object", "any": "any"}

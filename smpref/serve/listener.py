@@ -48,7 +48,7 @@ from smpref.serve import events
 from smpref.serve.clock import ServerClock
 from smpref.serve.pages import serve_page
 from smpref.store.journal import JournalStore
-from smpref.textenc import b64u_encode
+from smpref.text.lexical import b64u_encode
 from smpref.transport.credentials import ServerCredentials, load_or_create
 from smpref.transport.framing import BlockStream, ConnectionClosedError
 from smpref.transport.handshake import HandshakeError, accept

@@ -12,7 +12,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from smpref.wire.codecs import (
+from smpref.wire.keys import PublicKey
+from smpref.wire.schema import SCHEMA, Message
+from smpref.wire.type_codecs import (
     BoolCodec,
     BytesCodec,
     Codec,
@@ -26,8 +28,6 @@ from smpref.wire.codecs import (
     TextCodec,
     UnionCodec,
 )
-from smpref.wire.keys import PublicKey
-from smpref.wire.schema import SCHEMA, Message
 
 #: default bound on Large, Tail, Sealed and Text sizes in generated values
 DEFAULT_MAX_BYTES = 512

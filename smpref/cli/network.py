@@ -44,7 +44,7 @@ def serve(folder: Path, host: str, port: int,  # noqa: PLR0917 - click passes op
     from smpref.errors import SmprefError
     from smpref.model.config import ServerConfig
     from smpref.serve import events
-    from smpref.serve.server import ServeConfig, SmpServer
+    from smpref.serve.listener import ServeConfig, SmpServer
 
     events.configure(log_level)
     config = ServeConfig(host=host, port=port, max_connections=max_connections,
@@ -107,7 +107,7 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     from smpref.conform import runner
     from smpref.conform.requirements import requirement_text
     from smpref.errors import UriSyntaxError
-    from smpref.uri import parse_server_address
+    from smpref.text.addresses import parse_server_address
 
     if address is not None:
         try:

@@ -1,0 +1,36 @@
+"""SMP clients: a sans-IO core (keys, authorized transmissions, link data, the ratchet mirror)
+and an asyncio connection over TLS built on it.
+
+``from smpref.client import SmpClient, OwnedQueue, ...`` is the public API; inside smpref,
+modules import :mod:`smpref.client.core` or :mod:`smpref.client.connection` directly.
+"""
+
+from smpref.client.connection import (
+    ClientError,
+    Reply,
+    SmpClient,
+    UnsupportedError,
+)
+from smpref.client.core import (
+    AuthKeyPair,
+    ClientSession,
+    DhKeyPair,
+    LinkKeys,
+    OwnedQueue,
+    make_link_blob,
+    read_link_blob,
+)
+
+__all__ = [
+    "AuthKeyPair",
+    "ClientError",
+    "ClientSession",
+    "DhKeyPair",
+    "LinkKeys",
+    "OwnedQueue",
+    "Reply",
+    "SmpClient",
+    "UnsupportedError",
+    "make_link_blob",
+    "read_link_blob",
+]
