@@ -10,7 +10,7 @@ PY := $(BIN)/python
 SOURCES := $(shell find smpref spec grammar -type f -not -path '*/__pycache__/*') pyproject.toml README.md
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: run test lint typecheck unit vectors docs bench clean
+.PHONY: run test lint typecheck unit vectors docs types bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ docs: $(VENV)/.installed
 	$(BIN)/smpref docs reference --out docs/reference/commands.md
 	$(BIN)/smpref docs vectors --out docs/vectors/sets > /dev/null
 	$(BIN)/mkdocs build --strict --site-dir .site
+
+# smpref/wire/messages.py is generated from spec/commands.smpn and committed; tests fail on drift.
+types: $(VENV)/.installed
+	$(BIN)/smpref docs types --out smpref/wire/messages.py
 
 bench: $(VENV)/.installed
 	$(PY) bench/codec.py

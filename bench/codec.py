@@ -25,9 +25,20 @@ from smpref.wire import (
     PublicKey,
     Transmission,
     decode_transmission_message,
-    enum_type,
-    message_class,
-    type_class,
+)
+from smpref.wire.messages import (
+    NEW,
+    PING,
+    SEND,
+    ConnectionMode,
+    LinkBlob,
+    LinkPart,
+    LinkPartPriority,
+    MsgFlags,
+    NtfRequest,
+    QueueLink,
+    QueueRequest,
+    SubscriptionMode,
 )
 
 SIG = b"\x01" * 64
@@ -38,23 +49,23 @@ def _key(alg: KeyAlgorithm, fill: int) -> PublicKey:
 
 
 def cases() -> dict[str, tuple[Message, Transmission]]:
-    ping = message_class("PING")()
-    send = message_class("SEND")(flags=type_class("MsgFlags")(notification=True),
+    ping = PING()
+    send = SEND(flags=MsgFlags(notification=True),
                                  body=b"m" * 16000)
-    new = message_class("NEW")(
+    new = NEW(
         rcv_auth_key=_key(KeyAlgorithm.ED25519, 1),
         rcv_dh_key=_key(KeyAlgorithm.X25519, 2),
         basic_auth=b"server password",
-        sub_mode=enum_type("SubscriptionMode")["Subscribe"],
-        queue_request=type_class("QueueRequest")(
-            conn_mode=enum_type("ConnectionMode")["Contact"],
-            queue_link=type_class("QueueLink")(
+        sub_mode=SubscriptionMode.Subscribe,
+        queue_request=QueueRequest(
+            conn_mode=ConnectionMode.Contact,
+            queue_link=QueueLink(
                 link_id=b"L" * 32, sender_id=b"S" * 24,
-                enc_link_data=type_class("LinkBlob")(parts=(type_class("LinkPart")(
-                    priority=enum_type("LinkPartPriority")["Mandatory"], sealed=b"D" * 15000),
+                enc_link_data=LinkBlob(parts=(LinkPart(
+                    priority=LinkPartPriority.Mandatory, sealed=b"D" * 15000),
                 ))),
         ),
-        ntf_request=type_class("NtfRequest")(
+        ntf_request=NtfRequest(
             notifier_id=b"N" * 24, ntf_auth_key=_key(KeyAlgorithm.ED25519, 3),
             rcv_ntf_dh_key=_key(KeyAlgorithm.X25519, 4)),
     )

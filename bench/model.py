@@ -25,7 +25,18 @@ from timing import rate
 
 from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue
 from smpref.testing.loopback import Loopback
-from smpref.wire import enum_type, message_class, type_class
+from smpref.wire import message_class
+from smpref.wire.messages import (
+    ACK,
+    KEY,
+    NEW,
+    SEND,
+    SUB,
+    ConnectionMode,
+    MsgFlags,
+    QueueRequest,
+    SubscriptionMode,
+)
 
 SIGNS_PER_LIFECYCLE = 6
 SECRETBOXES_PER_LIFECYCLE = 4
@@ -39,31 +50,31 @@ def M(tag: str, **fields: Any) -> Any:  # noqa: N802
 def make_lifecycle() -> Callable[[], None]:
     lb = Loopback(seed=1)
     owner_conn, sender_conn = lb.connect(), lb.connect()
-    mode = enum_type("ConnectionMode")["Invitation"]
-    flags = type_class("MsgFlags")(notification=False)
-    request = type_class("QueueRequest")(conn_mode=mode, queue_link=None)
+    mode = ConnectionMode.Invitation
+    flags = MsgFlags(notification=False)
+    request = QueueRequest(conn_mode=mode, queue_link=None)
     body = b"x" * 1000
 
     def lifecycle() -> None:
         rnd = lb.client_random
         owner = OwnedQueue(AuthKeyPair.ed25519(rnd), DhKeyPair.generate(rnd))
-        ids = owner_conn.send(M("NEW", rcv_auth_key=owner.auth_key.public,
+        ids = owner_conn.send(NEW(rcv_auth_key=owner.auth_key.public,
                                 rcv_dh_key=owner.dh_key.public, basic_auth=None,
-                                sub_mode=enum_type("SubscriptionMode")["OnlyCreate"],
+                                sub_mode=SubscriptionMode.OnlyCreate,
                                 queue_request=request, ntf_request=None), key=owner.auth_key)
         owner.created(ids[0].message)
         rid = owner.recipient_id
         sender_key = AuthKeyPair.ed25519(rnd)
-        assert owner_conn.send(M("KEY", sender_key=sender_key.public), rid,
+        assert owner_conn.send(KEY(sender_key=sender_key.public), rid,
                                owner.auth_key)[0].tag == "OK"
-        assert sender_conn.send(M("SEND", flags=flags, body=body), owner.sender_id,
+        assert sender_conn.send(SEND(flags=flags, body=body), owner.sender_id,
                                 sender_key)[0].tag == "OK"
-        initial = owner_conn.send(M("SUB"), rid, owner.auth_key)[1]
+        initial = owner_conn.send(SUB(), rid, owner.auth_key)[1]
         owner.open_message(initial.message)
-        message = owner_conn.send(M("ACK", msg_id=initial.message.msg_id), rid,
+        message = owner_conn.send(ACK(msg_id=initial.message.msg_id), rid,
                                   owner.auth_key)[0]
         assert owner.open_message(message.message)[1].body == body
-        assert owner_conn.send(M("ACK", msg_id=message.message.msg_id), rid,
+        assert owner_conn.send(ACK(msg_id=message.message.msg_id), rid,
                                owner.auth_key)[0].tag == "OK"
 
     return lifecycle

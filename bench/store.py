@@ -43,6 +43,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from smpref.wire.messages import ACK, GET, SEND, SUB, MsgFlags
+
 FORMAT = "bench-store-v1"
 RECIPIENT_SEED = b"\x01" * 32
 
@@ -128,7 +130,6 @@ def probe(root: Path, count: int, samples: int) -> dict[str, Any]:
     from smpref.model.environment import SeededRandom
     from smpref.model.server import Server
     from smpref.store.journal import JournalStore
-    from smpref.wire import message_class
 
     imported = time.perf_counter() - t0
     rng = random.Random(7)
@@ -153,7 +154,7 @@ def probe(root: Path, count: int, samples: int) -> dict[str, Any]:
     samples = min(samples, (count - 1) // 3)  # three disjoint sets of cold queues, and one
     picks = rng.sample(range(count), 3 * samples + 1)
     rid, _ = ids(picks.pop())
-    first = command(message_class("SUB")(), rid, owner)
+    first = command(SUB(), rid, owner)
     start = time.perf_counter() - started
     assert first[0].message.TAG == "OK", first
     start_rss = rss_mb()
@@ -175,7 +176,6 @@ def latencies(root: Path, store: Any, command: Any, owner: Any, *, picks: list[i
               samples: int) -> dict[str, float]:
     """Cold opens (and the bare-read baseline), and SEND+GET+ACK on cold queues, in ms."""
     from smpref.store.journal import folder_of
-    from smpref.wire import message_class, type_class
 
     opened, baseline = [], []
     for i in picks[:samples]:
@@ -191,16 +191,16 @@ def latencies(root: Path, store: Any, command: Any, owner: Any, *, picks: list[i
         t = time.perf_counter()
         assert store.get(rid) is not None
         opened.append(time.perf_counter() - t)
-    flags = type_class("MsgFlags")(notification=False)
+    flags = MsgFlags(notification=False)
     send_ack = []
     for i in picks[2 * samples:3 * samples]:
         rid, sid = ids(i)
         t = time.perf_counter()
-        assert command(message_class("SEND")(flags=flags, body=b"x" * 100), sid, None)[
+        assert command(SEND(flags=flags, body=b"x" * 100), sid, None)[
             0].message.TAG == "OK"
-        got = command(message_class("GET")(), rid, owner)
+        got = command(GET(), rid, owner)
         assert got[0].message.TAG == "MSG", got
-        acked = command(message_class("ACK")(msg_id=got[0].message.msg_id), rid, owner)
+        acked = command(ACK(msg_id=got[0].message.msg_id), rid, owner)
         assert acked[0].message.TAG == "OK", acked
         send_ack.append(time.perf_counter() - t)
     return {

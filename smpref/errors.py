@@ -10,7 +10,14 @@ from __future__ import annotations
 
 
 class SmprefError(Exception):
-    """Base of every error smpref raises on bad input."""
+    """Base of every error smpref raises.
+
+    ``smp_error`` is the ``ERR`` a server answers with when the error reaches the wire, in
+    deployed SMP's text form (``"CMD SYNTAX"``; :func:`smpref.wire.schema.parse_error` reads
+    it); None for errors that never reach the wire (files, command-line input, test harnesses).
+    """
+
+    smp_error: str | None = None
 
 
 class ResourceMissingError(SmprefError):
@@ -148,7 +155,7 @@ class StoreError(SmprefError):
         line: the 1-based line of a log file, when the problem is one line.
     """
 
-    smp_error = "STORE"
+    smp_error = "STORE storage failure"
 
     def __init__(self, path: str, reason: str, *, line: int | None = None) -> None:
         self.path = path

@@ -29,7 +29,8 @@ from smpref.transport.framing import BlockStream, ConnectionClosedError
 from smpref.transport.handshake import HandshakeError, accept
 from smpref.transport.tls import server_context, session_id
 from smpref.wire.keys import KeyAlgorithm, PublicKey
-from smpref.wire.schema import decode_message, message_class
+from smpref.wire.messages import IDS, MSG
+from smpref.wire.schema import decode_message
 from smpref.wire.transmission import Transmission, check_credentials, decode_batch, pad
 
 QUOTA = 128
@@ -144,7 +145,7 @@ class DeployedDouble:
                  m.ts.to_bytes(8, "big") + (b"T" if m.notify else b"F") + b" " + m.body)
         sealed = secretbox(q.secret, m.msg_id, pad(plain, 16106))
         conn.delivered[q.rid] = m.msg_id
-        body = message_class("MSG")(msg_id=m.msg_id, enc_body=sealed).encode()
+        body = MSG(msg_id=m.msg_id, enc_body=sealed).encode()
         return [(conn, self._tx(corr, q.rid, body))]
 
     def _receive(self, conn: Conn, data: bytes) -> list[tuple[Conn, bytes]]:  # noqa: PLR0915
@@ -185,7 +186,7 @@ class DeployedDouble:
             if cmd.sub_mode.name == "Subscribe":
                 self.subscribers[rid] = conn
             mode_type: Any = type(cmd.queue_request.conn_mode) if cmd.queue_request else None
-            ids = message_class("IDS")(
+            ids = IDS(
                 rcv_id=rid, snd_id=sid,
                 rcv_public_dh_key=PublicKey(KeyAlgorithm.X25519, x25519_public(srv)),
                 queue_mode=mode_type[{"M": "Invitation", "C": "Contact"}[mode]]

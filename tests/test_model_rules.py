@@ -24,18 +24,42 @@ from smpref.model import DAY, ServerConfig
 from smpref.testing.differential import DifferentialLoopback
 from smpref.testing.loopback import Connection, Loopback, Reply
 from smpref.testing.queue_machine import error_of
-from smpref.wire import enum_type, message_class, type_class
+from smpref.wire import message_class
+from smpref.wire.messages import (
+    ACK,
+    DEL,
+    GET,
+    KEY,
+    LGET,
+    LSET,
+    NDEL,
+    NEW,
+    NSUB,
+    OFF,
+    SEND,
+    SKEY,
+    SUB,
+    ConnectionMode,
+    LinkBlob,
+    LinkData,
+    LinkPart,
+    LinkPartPriority,
+    MsgFlags,
+    NtfRequest,
+    OptionalLinkData,
+    OptionalPartKind,
+    QueueLink,
+    QueueRequest,
+    RecordKind,
+    SubscriptionMode,
+)
 from smpref.wire.transmission import Transmission, unpad
 
-Mode = enum_type("ConnectionMode")
-SubMode = enum_type("SubscriptionMode")
-Priority = enum_type("LinkPartPriority")
-PartKind = enum_type("OptionalPartKind")
-RecordKind = enum_type("RecordKind")
-LinkData = type_class("LinkData")
-Optional = type_class("OptionalLinkData")
-LinkBlob = type_class("LinkBlob")
-LinkPart = type_class("LinkPart")
+Mode = ConnectionMode
+SubMode = SubscriptionMode
+Priority = LinkPartPriority
+PartKind = OptionalPartKind
+Optional = OptionalLinkData
 
 
 def M(tag: str, **fields: Any) -> Any:  # noqa: N802
@@ -72,12 +96,12 @@ def create(lb: Loopback, conn: Connection, *, mode: Any = None, link: bool = Fal
     if keys is not None:
         payload = (LinkData(conn_req=b"req", user_data=b"u"),
                    [Optional(kind=PartKind.Profile, data=b"p" * 100) for _ in range(optional)])
-        queue_link = type_class("QueueLink")(
+        queue_link = QueueLink(
             link_id=keys.link_id, sender_id=sender_id or rnd(24),
             enc_link_data=blob or make_link_blob(keys, rnd, *payload))
-    new = M("NEW", rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
+    new = NEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
             basic_auth=None, sub_mode=SubMode.Subscribe if subscribe else SubMode.OnlyCreate,
-            queue_request=type_class("QueueRequest")(conn_mode=mode or Mode.Invitation,
+            queue_request=QueueRequest(conn_mode=mode or Mode.Invitation,
                                                      queue_link=queue_link),
             ntf_request=ntf)
     replies = conn.send(new, key=owner.auth_key)
@@ -89,14 +113,14 @@ def create(lb: Loopback, conn: Connection, *, mode: Any = None, link: bool = Fal
 def notifier_request(lb: Loopback) -> tuple[Any, AuthKeyPair, DhKeyPair]:
     """A NEW's notifier request with fresh keys (CMD-12), and those keys."""
     key, dh = AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random)
-    request = type_class("NtfRequest")(notifier_id=lb.client_random(24),
+    request = NtfRequest(notifier_id=lb.client_random(24),
                                        ntf_auth_key=key.public, rcv_ntf_dh_key=dh.public)
     return request, key, dh
 
 
 def send(conn: Connection, q: Q, body: bytes = b"hi", key: AuthKeyPair | None = None,
          notify: bool = False) -> list[Reply]:
-    return conn.send(M("SEND", flags=type_class("MsgFlags")(notification=notify), body=body),
+    return conn.send(SEND(flags=MsgFlags(notification=notify), body=body),
                      q.owner.sender_id, key)
 
 
@@ -105,13 +129,13 @@ def drain(q: Q, conn: Connection | None = None) -> list[bytes]:
     conn = conn or q.conn
     bodies = []
     for _ in range(50):
-        replies = q.cmd(M("GET"), conn)
+        replies = q.cmd(GET(), conn)
         if replies[0].tag != "MSG":
             break
         _, received, _ = q.owner.open_message(replies[0].message)
         if received.body is not None:
             bodies.append(received.body)
-        assert q.cmd(M("ACK", msg_id=replies[0].message.msg_id), conn)[0].tag == "OK"
+        assert q.cmd(ACK(msg_id=replies[0].message.msg_id), conn)[0].tag == "OK"
     return bodies
 
 
@@ -154,14 +178,14 @@ def test_notifier_request_and_nmsg(lb: Loopback) -> None:
     q = create(lb, conn, ntf=request)
     creds = q.replies[0].message.server_ntf_creds
     assert creds.notifier_id == notifier_id
-    assert notifier_conn.send(M("NSUB"), notifier_id, ntf_key)[0].tag == "OK"
+    assert notifier_conn.send(NSUB(), notifier_id, ntf_key)[0].tag == "OK"
     assert send(sender, q, notify=True)[0].tag == "OK"
     (nmsg,) = notifier_conn.inbox
     secret = primitives.box_key(creds.srv_ntf_dh_key.raw, ntf_dh.secret)
     meta = unpad(secretbox_open(secret, nmsg.message.nonce, nmsg.message.enc_metadata))
     assert meta[0] == 24 and len(meta) == 1 + 24 + 8
-    assert q.cmd(M("NDEL"))[0].tag == "OK"
-    assert error_of(notifier_conn.send(M("NSUB"), notifier_id, ntf_key)[0]) == "AUTH"
+    assert q.cmd(NDEL())[0].tag == "OK"
+    assert error_of(notifier_conn.send(NSUB(), notifier_id, ntf_key)[0]) == "AUTH"
 
 
 @req("QUEUE-10", "QUEUE-3")
@@ -177,7 +201,7 @@ def test_new_rejections(lb: Loopback, make_lb: Callable[..., Loopback]) -> None:
     assert error_of(create(guarded, guarded.connect()).replies[0]) == "AUTH"
     # a NEW signed with another key than rcvAuthKey
     owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
-    new = M("NEW", rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
+    new = NEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
             basic_auth=None, sub_mode=SubMode.OnlyCreate, queue_request=None, ntf_request=None)
     assert error_of(conn.send(new, key=AuthKeyPair.ed25519(lb.client_random))[0]) == "AUTH"
     assert conn.send(new, key=owner.auth_key)[0].message.queue_mode is Mode.Contact  # DIV-5
@@ -212,7 +236,7 @@ def test_pressure_drops_optional_parts_of_least_recently_updated_queues(
     assert lb.store.blob_bytes() == 2 * 898  # relief waits for the sweep (RET-7)
     lb.expire()
     for q, expect_optional in ((old, 0), (newer, 2)):
-        corr, replies = reader.request(M("LGET", sender_key=None), q.link.k)
+        corr, replies = reader.request(LGET(sender_key=None), q.link.k)
         queue_link = reader.client.open_link(q.link, corr, replies[0].message.sealed)
         mandatory, optional = read_link_blob(q.link, queue_link.enc_link_data)
         assert mandatory.conn_req == b"req"
@@ -228,18 +252,18 @@ def test_key_and_skey(lb: Loopback) -> None:
     conn, sender = lb.connect(), lb.connect()
     q = create(lb, conn)
     key, other = AuthKeyPair.ed25519(lb.client_random), AuthKeyPair.ed25519(lb.client_random)
-    assert q.cmd(M("KEY", sender_key=key.public))[0].tag == "OK"
-    assert q.cmd(M("KEY", sender_key=key.public))[0].tag == "OK"
-    assert error_of(q.cmd(M("KEY", sender_key=other.public))[0]) == "AUTH"
-    assert sender.send(M("SKEY", sender_key=key.public), q.owner.sender_id, key)[0].tag == "OK"
-    assert error_of(sender.send(M("SKEY", sender_key=other.public), q.owner.sender_id,
+    assert q.cmd(KEY(sender_key=key.public))[0].tag == "OK"
+    assert q.cmd(KEY(sender_key=key.public))[0].tag == "OK"
+    assert error_of(q.cmd(KEY(sender_key=other.public))[0]) == "AUTH"
+    assert sender.send(SKEY(sender_key=key.public), q.owner.sender_id, key)[0].tag == "OK"
+    assert error_of(sender.send(SKEY(sender_key=other.public), q.owner.sender_id,
                                 other)[0]) == "AUTH"
     contact = create(lb, conn, mode=Mode.Contact)
-    assert error_of(sender.send(M("SKEY", sender_key=key.public), contact.owner.sender_id,
+    assert error_of(sender.send(SKEY(sender_key=key.public), contact.owner.sender_id,
                                 key)[0]) == "AUTH"
     # signed by another key than the one it carries
     fresh = create(lb, conn)
-    assert error_of(sender.send(M("SKEY", sender_key=key.public), fresh.owner.sender_id,
+    assert error_of(sender.send(SKEY(sender_key=key.public), fresh.owner.sender_id,
                                 other)[0]) == "AUTH"
 
 
@@ -248,7 +272,7 @@ def test_key_and_skey(lb: Loopback) -> None:
 def test_lget_reads_and_secures(lb: Loopback) -> None:
     conn, reader, other = lb.connect(), lb.connect(), lb.connect()
     q = create(lb, conn, link=True)
-    corr, replies = reader.request(M("LGET", sender_key=None), q.link.k)
+    corr, replies = reader.request(LGET(sender_key=None), q.link.k)
     assert replies[0].transmission.entity_id == q.link.k
     queue_link = reader.client.open_link(q.link, corr, replies[0].message.sealed)
     assert queue_link.sender_id == q.owner.sender_id
@@ -257,17 +281,17 @@ def test_lget_reads_and_secures(lb: Loopback) -> None:
     with pytest.raises(CryptoError):  # LINK-10: another link's keys
         reader.client.open_link(LinkKeys.generate(lb.client_random), corr,
                                 replies[0].message.sealed)
-    assert error_of(reader.send(M("LGET", sender_key=None), lb.client_random(32))[0]) == "AUTH"
-    assert error_of(reader.send(M("LGET", sender_key=None), q.link.link_id[:31])[0]) == "AUTH"
+    assert error_of(reader.send(LGET(sender_key=None), lb.client_random(32))[0]) == "AUTH"
+    assert error_of(reader.send(LGET(sender_key=None), q.link.link_id[:31])[0]) == "AUTH"
     key = AuthKeyPair.ed25519(lb.client_random)
     for _ in range(2):  # LINK-11: repeatable with the same key until the first SEND
-        assert reader.send(M("LGET", sender_key=key.public), q.link.k, key)[0].tag == "LINK"
+        assert reader.send(LGET(sender_key=key.public), q.link.k, key)[0].tag == "LINK"
     other_key = AuthKeyPair.ed25519(lb.client_random)
-    assert error_of(reader.send(M("LGET", sender_key=other_key.public), q.link.k,
+    assert error_of(reader.send(LGET(sender_key=other_key.public), q.link.k,
                                 other_key)[0]) == "AUTH"
     assert error_of(send(reader, q)[0]) == "AUTH"  # secured: unsigned SEND refused
     assert send(reader, q, key=key)[0].tag == "OK"
-    assert error_of(reader.send(M("LGET", sender_key=key.public), q.link.k, key)[0]) == "AUTH"
+    assert error_of(reader.send(LGET(sender_key=key.public), q.link.k, key)[0]) == "AUTH"
 
 
 @req("LINK-7", "LINK-11", "LINK-5")
@@ -275,19 +299,19 @@ def test_link_rules_by_queue_type(lb: Loopback) -> None:
     conn, reader = lb.connect(), lb.connect()
     contact = create(lb, conn, mode=Mode.Contact, link=True)
     key = AuthKeyPair.ed25519(lb.client_random)
-    assert error_of(reader.send(M("LGET", sender_key=key.public), contact.link.k,
+    assert error_of(reader.send(LGET(sender_key=key.public), contact.link.k,
                                 key)[0]) == "AUTH"
     blob = make_link_blob(contact.link, lb.client_random, *data(2))
-    assert contact.cmd(M("LSET", enc_link_data=blob))[0].tag == "OK"
-    corr, replies = reader.request(M("LGET", sender_key=None), contact.link.k)
+    assert contact.cmd(LSET(enc_link_data=blob))[0].tag == "OK"
+    corr, replies = reader.request(LGET(sender_key=None), contact.link.k)
     link = reader.client.open_link(contact.link, corr, replies[0].message.sealed)
     assert read_link_blob(contact.link, link.enc_link_data)[0].conn_req == b"request 2"
     invitation = create(lb, conn, link=True)
-    assert invitation.cmd(M("KEY", sender_key=key.public))[0].tag == "OK"  # drops the link
-    assert error_of(reader.send(M("LGET", sender_key=None), invitation.link.k)[0]) == "AUTH"
-    assert error_of(invitation.cmd(M("LSET", enc_link_data=blob))[0]) == "AUTH"
+    assert invitation.cmd(KEY(sender_key=key.public))[0].tag == "OK"  # drops the link
+    assert error_of(reader.send(LGET(sender_key=None), invitation.link.k)[0]) == "AUTH"
+    assert error_of(invitation.cmd(LSET(enc_link_data=blob))[0]) == "AUTH"
     plain = create(lb, conn)
-    assert error_of(plain.cmd(M("LSET", enc_link_data=blob))[0]) == "CMD PROHIBITED"
+    assert error_of(plain.cmd(LSET(enc_link_data=blob))[0]) == "CMD PROHIBITED"
 
 
 # --- messaging -------------------------------------------------------------------------------
@@ -300,16 +324,16 @@ def test_send_rules_and_delivery(lb: Loopback) -> None:
     q.owner.open_message(q.replies[1].message)
     assert send(sender, q, b"one")[0].tag == "OK"
     assert not conn.inbox  # one record in flight per subscription: the Initial record
-    assert q.cmd(M("ACK", msg_id=b""))[0].tag == "MSG"
+    assert q.cmd(ACK(msg_id=b""))[0].tag == "MSG"
     assert send(sender, q, b"two")[0].tag == "OK"
-    assert q.cmd(M("ACK", msg_id=b""))[0].tag == "MSG"  # "one"; "two" waits for this ACK
-    assert q.cmd(M("ACK", msg_id=b""))[0].tag == "OK"
+    assert q.cmd(ACK(msg_id=b""))[0].tag == "MSG"  # "one"; "two" waits for this ACK
+    assert q.cmd(ACK(msg_id=b""))[0].tag == "OK"
     assert send(sender, q, b"three")[0].tag == "OK"
     (pushed,) = conn.inbox  # pushed at once to the idle subscriber
     assert q.owner.open_message(pushed.message)[1].body == b"three"
     key = AuthKeyPair.ed25519(lb.client_random)
     assert error_of(send(sender, q, key=key)[0]) == "AUTH"  # signed, but not secured
-    q.cmd(M("KEY", sender_key=key.public))
+    q.cmd(KEY(sender_key=key.public))
     assert error_of(send(sender, q)[0]) == "AUTH"
     assert error_of(send(sender, q, b"x" * 16049, key=key)[0]) == "LARGE_MSG"
     assert send(sender, q, b"x" * 16048, key=key)[0].tag == "OK"
@@ -333,17 +357,17 @@ def test_subscriptions(lb: Loopback) -> None:
     a, b = lb.connect(), lb.connect()
     q = create(lb, a, subscribe=True)
     first = q.replies[1].message.msg_id
-    replies = q.cmd(M("SUB"))
+    replies = q.cmd(SUB())
     assert [r.tag for r in replies] == ["OK", "MSG"]
     assert replies[1].message.msg_id == first  # repeated SUB: the record in flight again
-    assert [r.tag for r in q.cmd(M("SUB"), b)] == ["OK", "MSG"]
+    assert [r.tag for r in q.cmd(SUB(), b)] == ["OK", "MSG"]
     assert [r.tag for r in a.inbox] == ["END"]
-    assert error_of(q.cmd(M("GET"), b)[0]) == "CMD PROHIBITED"
-    assert q.cmd(M("GET"), a)[0].tag == "MSG"
-    assert error_of(q.cmd(M("SUB"), a)[0]) == "CMD PROHIBITED"
-    assert error_of(q.cmd(M("ACK", msg_id=b"\x01" * 24), b)[0]) == "NO_MSG"
-    assert q.cmd(M("ACK", msg_id=b""), b)[0].tag == "OK"
-    assert error_of(q.cmd(M("ACK", msg_id=b""), b)[0]) == "NO_MSG"
+    assert error_of(q.cmd(GET(), b)[0]) == "CMD PROHIBITED"
+    assert q.cmd(GET(), a)[0].tag == "MSG"
+    assert error_of(q.cmd(SUB(), a)[0]) == "CMD PROHIBITED"
+    assert error_of(q.cmd(ACK(msg_id=b"\x01" * 24), b)[0]) == "NO_MSG"
+    assert q.cmd(ACK(msg_id=b""), b)[0].tag == "OK"
+    assert error_of(q.cmd(ACK(msg_id=b""), b)[0]) == "NO_MSG"
 
 
 @req("ROT-3", "ROT-4", "MSG-8", "CMD-21", "DIV-19", "DIV-21")
@@ -352,21 +376,21 @@ def test_off_count_last_flag_and_del(lb: Loopback) -> None:
     q = create(lb, conn)
     for body in (b"a", b"b"):
         send(sender, q, body)
-    assert q.cmd(M("OFF"))[0].message.remaining == 3  # Initial and two messages
-    assert q.cmd(M("OFF"))[0].message.remaining == 3
+    assert q.cmd(OFF())[0].message.remaining == 3  # Initial and two messages
+    assert q.cmd(OFF())[0].message.remaining == 3
     assert error_of(send(sender, q)[0]) == "AUTH"
     flags = []
     for _ in range(3):
-        msg = q.cmd(M("GET"))[0]
+        msg = q.cmd(GET())[0]
         body, _, _ = q.owner.open_message(msg.message)
         flags.append(body.flags.last)
-        q.cmd(M("ACK", msg_id=msg.message.msg_id))
+        q.cmd(ACK(msg_id=msg.message.msg_id))
     assert flags == [False, False, True]
-    assert q.cmd(M("OFF"))[0].message.remaining == 0
-    q.cmd(M("SUB"), watcher)
-    assert q.cmd(M("DEL"))[-1].tag == "OK"
+    assert q.cmd(OFF())[0].message.remaining == 0
+    q.cmd(SUB(), watcher)
+    assert q.cmd(DEL())[-1].tag == "OK"
     assert [r.tag for r in watcher.inbox] == ["END"]
-    assert error_of(q.cmd(M("SUB"))[0]) == "AUTH"
+    assert error_of(q.cmd(SUB())[0]) == "AUTH"
 
 
 # --- authorization ---------------------------------------------------------------------------
@@ -377,9 +401,9 @@ def test_x25519_authenticators_work_for_recipients(lb: Loopback) -> None:
     conn = lb.connect()
     q = create(lb, conn, auth=AuthKeyPair.x25519(lb.client_random))
     assert q.replies[0].tag == "IDS"
-    assert q.cmd(M("GET"))[0].tag == "MSG"
+    assert q.cmd(GET())[0].tag == "MSG"
     other_session = lb.connect()
-    _, data_ = conn.client.transmission(M("GET"), q.rid, q.owner.auth_key)
+    _, data_ = conn.client.transmission(GET(), q.rid, q.owner.auth_key)
     # an authenticator is bound to its session's server key: replayed elsewhere it fails
     assert error_of(other_session.send_raw(data_)[0]) == "AUTH"
 
@@ -397,8 +421,8 @@ def test_unknown_queues_cost_the_same_verification(lb: Loopback,
         return original(public, message, signature)
 
     monkeypatch.setattr("smpref.crypto.auth.ed25519_verify", counting)
-    assert error_of(conn.send(M("SUB"), lb.client_random(24), q.owner.auth_key)[0]) == "AUTH"
-    assert q.cmd(M("SUB"))[0].tag == "OK"
+    assert error_of(conn.send(SUB(), lb.client_random(24), q.owner.auth_key)[0]) == "AUTH"
+    assert q.cmd(SUB())[0].tag == "OK"
     servers = 2 if isinstance(lb, DifferentialLoopback) else 1  # it also runs a shadow
     dummy, real = calls[:servers], calls[servers:]
     assert len(dummy) == len(real) == servers  # one dummy verification, one real, per server
@@ -428,7 +452,7 @@ def test_retention_periods(lb: Loopback) -> None:
     unsecured = create(lb, conn)
     secured = create(lb, conn)
     key = AuthKeyPair.ed25519(lb.client_random)
-    secured.cmd(M("KEY", sender_key=key.public))
+    secured.cmd(KEY(sender_key=key.public))
     contact = create(lb, conn, mode=Mode.Contact)
     lb.clock.advance(90 * DAY)
     lb.expire()
@@ -453,7 +477,7 @@ def test_link_reads_do_not_keep_an_invitation_alive(lb: Loopback) -> None:
     q = create(lb, conn, link=True)
     for _ in range(3):
         lb.clock.advance(40 * DAY)
-        reader.send(M("LGET", sender_key=None), q.link.k)
+        reader.send(LGET(sender_key=None), q.link.k)
         lb.expire()
     assert lb.store.get(q.rid) is None
 
@@ -483,12 +507,12 @@ def test_low_order_x25519_keys_are_refused_not_crashed_on(lb: Loopback) -> None:
     conn, sender = lb.connect(), lb.connect()
     zero = PublicKey(KeyAlgorithm.X25519, bytes(32))
     owner = AuthKeyPair.ed25519(lb.client_random)
-    new = M("NEW", rcv_auth_key=owner.public, rcv_dh_key=zero, basic_auth=None,
+    new = NEW(rcv_auth_key=owner.public, rcv_dh_key=zero, basic_auth=None,
             sub_mode=SubMode.OnlyCreate, queue_request=None, ntf_request=None)
     assert error_of(conn.send(new, key=owner)[0]) == "CMD SYNTAX"
     q = create(lb, conn)
     tx = Transmission(b"a" * 80, b"c" * 24, q.owner.sender_id,
-                      M("SKEY", sender_key=zero).encode())
+                      SKEY(sender_key=zero).encode())
     assert error_of(sender.send_raw(tx.encode())[0]) == "AUTH"
 
 
@@ -523,13 +547,13 @@ def test_two_readers_of_one_queue(make_lb: Callable[..., Loopback]) -> None:
     initial = q.replies[1].message
     q.owner.open_message(initial)
     send(sender, q, b"m1")
-    got = q.cmd(M("GET"), reader)[0].message  # the Initial record again, on another session
+    got = q.cmd(GET(), reader)[0].message  # the Initial record again, on another session
     assert got.msg_id == initial.msg_id and q.owner.open_message(got)[2]
-    assert q.cmd(M("ACK", msg_id=got.msg_id), reader)[0].tag == "OK"
-    m1 = q.cmd(M("GET"), reader)[0].message
+    assert q.cmd(ACK(msg_id=got.msg_id), reader)[0].tag == "OK"
+    m1 = q.cmd(GET(), reader)[0].message
     assert q.owner.open_message(m1)[1].body == b"m1"
     # the subscriber's ACK of the record the reader already removed still moves it on
-    again = q.cmd(M("ACK", msg_id=initial.msg_id), subscriber)[0]
+    again = q.cmd(ACK(msg_id=initial.msg_id), subscriber)[0]
     assert again.tag == "MSG" and again.message.msg_id == m1.msg_id
     _, received, repeated = q.owner.open_message(again.message)
     assert repeated and received.body == b"m1"  # recognised, not passed to the mirror twice

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from faults import Crash, Fault, FaultyFileSystem
 from reqs import req
-from test_model_rules import M, create, drain, notifier_request, send
+from test_model_rules import create, drain, notifier_request, send
 
 from smpref.client.core import AuthKeyPair, make_link_blob
 from smpref.errors import StoreIOError
@@ -40,9 +40,7 @@ from smpref.model.records import QueueRecord, StoredRecord
 from smpref.store.journal import JournalStore
 from smpref.testing.differential import snapshot
 from smpref.testing.loopback import Loopback
-from smpref.wire import enum_type, type_class
-
-LinkData: Any = type_class("LinkData")
+from smpref.wire.messages import DEL, KEY, LSET, NDEL, ConnectionMode, LinkData
 
 Call = tuple[str, tuple[Any, ...]]
 
@@ -88,7 +86,7 @@ def scenario() -> RecordingStore:
                                                ratchet_update_interval=2), store=store)
     conn, other = lb.connect(), lb.connect()
     rnd = lb.client_random
-    contact = create(lb, conn, mode=enum_type("ConnectionMode").Contact, link=True,
+    contact = create(lb, conn, mode=ConnectionMode.Contact, link=True,
                      optional=1, ntf=notifier_request(lb)[0])
     invitation = create(lb, conn, link=True)
     for body in (b"one", b"two", b"three", b"four"):
@@ -97,16 +95,16 @@ def scenario() -> RecordingStore:
     send(other, contact, b"five")
     assert contact.link is not None
     blob = make_link_blob(contact.link, rnd, LinkData(conn_req=b"req2", user_data=b"u"), [])
-    assert contact.cmd(M("LSET", enc_link_data=blob), conn)[0].tag == "OK"  # blob overwrite
-    assert contact.cmd(M("NDEL"), conn)[0].tag == "OK"
+    assert contact.cmd(LSET(enc_link_data=blob), conn)[0].tag == "OK"  # blob overwrite
+    assert contact.cmd(NDEL(), conn)[0].tag == "OK"
     key = AuthKeyPair.ed25519(rnd)
-    assert invitation.cmd(M("KEY", sender_key=key.public), conn)[0].tag == "OK"
+    assert invitation.cmd(KEY(sender_key=key.public), conn)[0].tag == "OK"
     send(other, invitation, b"a", key=key)
     lb.clock.advance(2 * DAY)
     send(other, invitation, b"b", key=key)
     lb.expire()  # "a" expires behind the unread Initial record: a journal switch
     drain(invitation, conn)
-    assert invitation.cmd(M("DEL"), conn)[0].tag == "OK"
+    assert invitation.cmd(DEL(), conn)[0].tag == "OK"
     return store
 
 

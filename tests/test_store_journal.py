@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from reqs import req
-from test_model_rules import M, Q, create, drain, notifier_request, send
+from test_model_rules import Q, create, drain, notifier_request, send
 
 from smpref.errors import NotAStoreError, StoreCorruptError
 from smpref.model import DAY, ServerConfig
@@ -19,7 +19,7 @@ from smpref.store.lines import b64, decode_line, read_log
 from smpref.testing.differential import snapshot
 from smpref.testing.loopback import Loopback
 from smpref.testing.queue_machine import error_of
-from smpref.wire import enum_type, type_class
+from smpref.wire.messages import LSET, SUB, ConnectionMode, LinkData
 
 
 class CountingFileSystem(FileSystem):
@@ -58,7 +58,7 @@ def reopen(lb: Loopback, **kwargs: Any) -> JournalStore:
 
 def contact_with_notifier(lb: Loopback) -> tuple[Q, Any]:
     ntf = notifier_request(lb)[0]
-    return create(lb, lb.connect(), mode=enum_type("ConnectionMode").Contact, link=True,
+    return create(lb, lb.connect(), mode=ConnectionMode.Contact, link=True,
                   ntf=ntf), ntf
 
 
@@ -105,7 +105,7 @@ def test_start_reads_nothing_per_queue_and_memory_is_bounded(tmp_path: Path) -> 
     lb.store = lb.server.store = store
     for q in queues:
         # SUB opens the queue from disk; its Initial record follows the OK.
-        assert [r.tag for r in q.cmd(M("SUB"), conn)] == ["OK", "MSG"]
+        assert [r.tag for r in q.cmd(SUB(), conn)] == ["OK", "MSG"]
         assert store.open_count() <= 5
     lb.clock.advance(4 * 3600 + 1)
     store.commit()
@@ -147,8 +147,8 @@ def test_a_corrupt_committed_line_is_an_error_naming_file_and_line(tmp_path: Pat
         store.get(damaged.rid)
     assert str(info.value).startswith(f"{folder_of(damaged.rid)}/queue_state.log:{lines}: ")
     assert "crc32" in str(info.value)
-    assert error_of(damaged.cmd(M("SUB"), conn)[0]) == "STORE"
-    assert [r.tag for r in healthy.cmd(M("SUB"), conn)] == ["OK", "MSG"]  # still served
+    assert error_of(damaged.cmd(SUB(), conn)[0]) == "STORE"
+    assert [r.tag for r in healthy.cmd(SUB(), conn)] == ["OK", "MSG"]  # still served
     assert any(f"queue_state.log:{lines}" in e for e in lb.server.store_errors)
 
 
@@ -190,8 +190,8 @@ def test_a_blob_overwrite_keeps_the_previous_copy_for_recovery(tmp_path: Path) -
     assert q.link is not None
     for n in range(3):
         blob = make_link_blob(q.link, lb.client_random,
-                              type_class("LinkData")(conn_req=b"r%d" % n, user_data=b""), [])
-        assert q.cmd(M("LSET", enc_link_data=blob), conn)[0].tag == "OK"
+                              LinkData(conn_req=b"r%d" % n, user_data=b""), [])
+        assert q.cmd(LSET(enc_link_data=blob), conn)[0].tag == "OK"
     folder = tmp_path / "s" / folder_of(q.rid)
     copies = sorted(p.name for p in folder.glob("blob.*.data"))
     assert len(copies) == 1 and re.fullmatch(r"blob\.\d{8}T\d{6}Z(-\d+)?\.data", copies[0])

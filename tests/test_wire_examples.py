@@ -25,9 +25,16 @@ from smpref.wire import (
     KeyAlgorithm,
     PublicKey,
     decode_message,
-    enum_type,
     message_class,
-    type_class,
+)
+from smpref.wire.messages import (
+    COUNT,
+    CommandError,
+    ConnectionMode,
+    ErrorType,
+    ProxyError,
+    QueueRequest,
+    SubscriptionMode,
 )
 
 ED25519_PREFIX = bytes.fromhex("302a300506032b6570032100")
@@ -39,11 +46,6 @@ DH_KEY = bytes([44]) + X25519_PREFIX + DH_RAW  # ss(x509 X25519)
 
 NEW = message_class("NEW")
 IDS = message_class("IDS")
-ConnectionMode = enum_type("ConnectionMode")
-SubscriptionMode = enum_type("SubscriptionMode")
-QueueRequest = type_class("QueueRequest")
-ErrorType = type_class("ErrorType")
-CommandError = enum_type("CommandError")
 
 
 @req("CMD-10", "CMD-11", "DIV-5")
@@ -136,7 +138,7 @@ def test_deployed_base_layouts_decode_and_re_encode_identically(wire: bytes, tag
 
 def test_error_values_are_structured() -> None:
     err = decode_message(b"ERR PROXY PROTOCOL CMD SYNTAX").error
-    assert err == ErrorType.PROXY(error=type_class("ProxyError").PROTOCOL(
+    assert err == ErrorType.PROXY(error=ProxyError.PROTOCOL(
         error=ErrorType.CMD(error=CommandError.SYNTAX)))
     assert decode_message(b"SEND T hello").flags.notification is True
 
@@ -191,6 +193,6 @@ def test_constructors_and_encoders_refuse_values_that_do_not_fit() -> None:
             rcv_dh_key=PublicKey(KeyAlgorithm.ED25519, DH_RAW), basic_auth=None,
             sub_mode=SubscriptionMode.Subscribe, queue_request=None, ntf_request=None)
     with pytest.raises(BadValueError, match="remaining"):
-        message_class("COUNT")(remaining=2**32)
+        COUNT(remaining=2**32)
     with pytest.raises(BadKeyError):
         PublicKey(KeyAlgorithm.X25519, b"short")

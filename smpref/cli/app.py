@@ -359,6 +359,30 @@ def docs_reference(out: Path | None) -> None:
         out.write_text(text, encoding="utf-8")
 
 
+@docs.command("types")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file (smpref/wire/messages.py) instead of standard output.")
+@click.option("--check", "check_file", type=click.Path(dir_okay=False, exists=True,
+                                                        path_type=Path),
+              default=None, help="Exit 1 unless this file is exactly what would be written.")
+def docs_types(out: Path | None, check_file: Path | None) -> None:
+    """Write the typed Python module of spec/commands.smpn (smpref/wire/messages.py)."""
+    from smpref.notation import load
+    from smpref.notation.python_types import render
+
+    text = render(load())
+    if check_file is not None:
+        if check_file.read_text(encoding="utf-8") != text:
+            click.echo(f"{check_file}: differs from spec/commands.smpn; run "
+                       f"'smpref docs types --out {check_file}'", err=True)
+            sys.exit(1)
+        return
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")
+
+
 @docs.command("vectors")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("docs/vectors/sets"), show_default=True,

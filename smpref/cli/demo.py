@@ -27,10 +27,19 @@ from smpref.wire import (
     decode_block,
     decode_transmission_message,
     encode_block,
-    enum_type,
-    message_class,
     message_to_json,
-    type_class,
+)
+from smpref.wire.messages import (
+    ACK,
+    LGET,
+    NEW,
+    SEND,
+    ConnectionMode,
+    LinkData,
+    MsgFlags,
+    QueueLink,
+    QueueRequest,
+    SubscriptionMode,
 )
 
 #: seed 004's example link, as the seed prints it (with "/" before "#" and no "/" after)
@@ -59,20 +68,20 @@ def run_demo(console: Console | None = None) -> None:
                             title="2. SMP server address"))
 
     rcv_signing = SigningKey(_seed("recipient auth key"))
-    new = message_class("NEW")(
+    new = NEW(
         rcv_auth_key=PublicKey(KeyAlgorithm.ED25519, bytes(rcv_signing.verify_key)),
         rcv_dh_key=PublicKey(KeyAlgorithm.X25519,
                              bytes(PrivateKey(_seed("recipient dh key")).public_key)),
         basic_auth=None,
-        sub_mode=enum_type("SubscriptionMode")["Subscribe"],
-        queue_request=type_class("QueueRequest")(
-            conn_mode=enum_type("ConnectionMode")["Contact"],
-            queue_link=type_class("QueueLink")(
+        sub_mode=SubscriptionMode.Subscribe,
+        queue_request=QueueRequest(
+            conn_mode=ConnectionMode.Contact,
+            queue_link=QueueLink(
                 link_id=link.link_id,
                 sender_id=_seed("sender id")[:24],
                 enc_link_data=make_link_blob(
                     LinkKeys(link.link_key), SeededRandom(_seed("link nonces")),
-                    type_class("LinkData")(conn_req=b"(connection request)",
+                    LinkData(conn_req=b"(connection request)",
                                            user_data=b"(profile)")),
             ),
         ),
@@ -121,13 +130,13 @@ def _lifecycle_over(console: Console, root: Path) -> None:
     owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
     link = LinkKeys.generate(lb.client_random)
     blob = make_link_blob(link, lb.client_random,
-                          type_class("LinkData")(conn_req=b"(invitation)", user_data=b"hi"))
-    new = message_class("NEW")(
+                          LinkData(conn_req=b"(invitation)", user_data=b"hi"))
+    new = NEW(
         rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public, basic_auth=None,
-        sub_mode=enum_type("SubscriptionMode")["Subscribe"],
-        queue_request=type_class("QueueRequest")(
-            conn_mode=enum_type("ConnectionMode")["Invitation"],
-            queue_link=type_class("QueueLink")(link_id=link.link_id,
+        sub_mode=SubscriptionMode.Subscribe,
+        queue_request=QueueRequest(
+            conn_mode=ConnectionMode.Invitation,
+            queue_link=QueueLink(link_id=link.link_id,
                                                sender_id=lb.client_random(24),
                                                enc_link_data=blob)),
         ntf_request=None)
@@ -137,20 +146,20 @@ def _lifecycle_over(console: Console, root: Path) -> None:
     owner.open_message(initial.message)
     lines.append("alice  NEW invitation + link  -> IDS, MSG(initial ratchet key)")
     sender_key = AuthKeyPair.ed25519(lb.client_random)
-    corr, (linked,) = bob.request(message_class("LGET")(sender_key=sender_key.public), link.k,
+    corr, (linked,) = bob.request(LGET(sender_key=sender_key.public), link.k,
                                   sender_key)
     queue_link = bob.client.open_link(link, corr, linked.message.sealed)
     data, _ = read_link_blob(link, queue_link.enc_link_data)
     lines.append(f"bob    LGET k + key          -> LINK, secures the queue; "
                  f"connReq {data.conn_req.decode()}")
-    flags = type_class("MsgFlags")(notification=False)
-    bob.send(message_class("SEND")(flags=flags, body=b"hello alice"), queue_link.sender_id,
+    flags = MsgFlags(notification=False)
+    bob.send(SEND(flags=flags, body=b"hello alice"), queue_link.sender_id,
              sender_key)
-    (msg,) = alice.send(message_class("ACK")(msg_id=b""), owner.recipient_id, owner.auth_key)
+    (msg,) = alice.send(ACK(msg_id=b""), owner.recipient_id, owner.auth_key)
     _, received, _ = owner.open_message(msg.message)
     lines.append(f"bob    SEND (signed)         -> alice decrypts seq {received.seq}: "
                  f"{received.body!r}")
-    (unsigned,) = bob.send(message_class("SEND")(flags=flags, body=b"x"), queue_link.sender_id)
+    (unsigned,) = bob.send(SEND(flags=flags, body=b"x"), queue_link.sender_id)
     lines.append(f"bob    SEND (unsigned)       -> {unsigned.tag} "
                  f"{unsigned.message.error.CODEC.tag.decode()}: the queue is secured")
     folder = folder_of(owner.recipient_id)

@@ -41,7 +41,8 @@ from smpref.transport.handshake import Connected, HandshakeError, connect
 from smpref.transport.tls import client_context, session_id
 from smpref.transport.versions import Negotiated
 from smpref.wire.buffer import Reader
-from smpref.wire.schema import Message, decode_message
+from smpref.wire.schema import decode_message
+from smpref.wire.structs import Message
 from smpref.wire.transmission import Transmission, unpad
 
 __all__ = ["ClientError", "Reply", "SmpClient", "UnsupportedError"]

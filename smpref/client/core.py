@@ -25,19 +25,22 @@ from smpref.errors import BlockError, WireError
 from smpref.model.environment import Random
 from smpref.wire.buffer import Reader
 from smpref.wire.keys import KeyAlgorithm, PublicKey
-from smpref.wire.schema import Message, decode_message, enum_type, type_class
+from smpref.wire.messages import (
+    LinkBlob,
+    LinkData,
+    LinkPart,
+    LinkPartPriority,
+    OptionalLinkData,
+    QueueLink,
+    RcvMessage,
+)
+from smpref.wire.schema import decode_message
+from smpref.wire.structs import Message
 from smpref.wire.transmission import Transmission, authorized_bytes, unpad
 
 #: how many opened message IDs an owner remembers (at least a full queue's worth)
 OPENED_MEMORY = 1024
 
-LinkBlob: Any = type_class("LinkBlob")
-LinkPart: Any = type_class("LinkPart")
-LinkData: Any = type_class("LinkData")
-OptionalLinkData: Any = type_class("OptionalLinkData")
-QueueLink: Any = type_class("QueueLink")
-RcvMessage: Any = type_class("RcvMessage")
-LinkPartPriority: Any = enum_type("LinkPartPriority")
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,6 @@ from smpref.conform.context import (
     Context,
     Fail,
     Info,
-    LinkData,
-    M,
     Queue,
     Skip,
 )
@@ -29,13 +27,29 @@ from smpref.transport.framing import BlockStream
 from smpref.transport.tls import client_context
 from smpref.wire.buffer import write_large, write_short_string
 from smpref.wire.hellos import ClientHello, ServerHello
-from smpref.wire.schema import enum_type, type_class
+from smpref.wire.messages import (
+    ACK,
+    DEL,
+    GET,
+    KEY,
+    LGET,
+    LSET,
+    NDEL,
+    NSUB,
+    OFF,
+    PING,
+    SEND,
+    SKEY,
+    SUB,
+    LinkBlob,
+    LinkData,
+    LinkPart,
+    LinkPartPriority,
+    MsgFlags,
+)
 from smpref.wire.transmission import Transmission, authorized_bytes, encode_batch
 
 CaseFunction = Callable[[Context], Awaitable[str | None]]
-LinkBlob: Any = type_class("LinkBlob")
-LinkPart: Any = type_class("LinkPart")
-LinkPartPriority: Any = enum_type("LinkPartPriority")
 
 
 @dataclass(frozen=True)
@@ -100,21 +114,21 @@ async def _setup_new(ctx: Context, c: SmpClient, full: bool) -> Target:
 
 async def _setup_key(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full)
-    return Target(M("KEY", sender_key=ctx.key().public), q.rid, q.key, ("OK",),
+    return Target(KEY(sender_key=ctx.key().public), q.rid, q.key, ("OK",),
                   parties=parties)
 
 
 async def _setup_skey(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full)
     k = ctx.key()
-    return Target(M("SKEY", sender_key=k.public), q.sid, k, ("OK",), parties=parties)
+    return Target(SKEY(sender_key=k.public), q.sid, k, ("OK",), parties=parties)
 
 
 async def _setup_lset(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full, "C", link=True)
     assert q.link is not None
     blob = make_link_blob(q.link, ctx.random, LinkData(conn_req=b"again", user_data=b"v2"))
-    return Target(M("LSET", enc_link_data=blob), q.rid, q.key, ("OK",), parties=parties)
+    return Target(LSET(enc_link_data=blob), q.rid, q.key, ("OK",), parties=parties)
 
 
 async def _setup_lget(ctx: Context, c: SmpClient, full: bool) -> Target:
@@ -123,24 +137,24 @@ async def _setup_lget(ctx: Context, c: SmpClient, full: bool) -> Target:
     k = ctx.key()
     # The owner's link ID names the link too, but LGET must use k (LINK-6).
     parties["link ID"] = q.link.link_id
-    return Target(M("LGET", sender_key=k.public), q.link.k, k, ("LINK",), parties=parties)
+    return Target(LGET(sender_key=k.public), q.link.k, k, ("LINK",), parties=parties)
 
 
 async def _setup_ndel(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full, notifier=True)
-    return Target(M("NDEL"), q.rid, q.key, ("OK",), parties=parties)
+    return Target(NDEL(), q.rid, q.key, ("OK",), parties=parties)
 
 
 async def _setup_sub(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full)
     ok = ("OK", "MSG") if ctx.extended else ("OK", "SOK", "MSG")
-    return Target(M("SUB"), q.rid, q.key, ok, parties=parties)
+    return Target(SUB(), q.rid, q.key, ok, parties=parties)
 
 
 async def _setup_send(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full)
     key = await ctx.secure(c, q)
-    return Target(M("SEND", flags=type_class("MsgFlags")(notification=False), body=b"hello"),
+    return Target(SEND(flags=MsgFlags(notification=False), body=b"hello"),
                   q.sid, key, ("OK",), none_error="AUTH", parties=parties)
 
 
@@ -148,28 +162,28 @@ async def _setup_ack(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full)
     # Nothing was delivered on this session: the right key passes authorization and reaches
     # the queue, which answers NO_MSG (MSG-4).
-    return Target(M("ACK", msg_id=b""), q.rid, q.key, (), ok_error="NO_MSG", parties=parties)
+    return Target(ACK(msg_id=b""), q.rid, q.key, (), ok_error="NO_MSG", parties=parties)
 
 
 async def _setup_get(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full)
-    return Target(M("GET"), q.rid, q.key, ("MSG", "OK"), parties=parties)
+    return Target(GET(), q.rid, q.key, ("MSG", "OK"), parties=parties)
 
 
 async def _setup_off(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full)
-    return Target(M("OFF"), q.rid, q.key, ("COUNT",) if ctx.extended else ("OK",),
+    return Target(OFF(), q.rid, q.key, ("COUNT",) if ctx.extended else ("OK",),
                   parties=parties)
 
 
 async def _setup_del(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full)
-    return Target(M("DEL"), q.rid, q.key, ("OK",), parties=parties)
+    return Target(DEL(), q.rid, q.key, ("OK",), parties=parties)
 
 
 async def _setup_nsub(ctx: Context, c: SmpClient, full: bool) -> Target:
     q, parties = await _queue(ctx, c, full, notifier=True)
-    return Target(M("NSUB"), q.notifier_id, q.notifier_key, ("OK",), parties=parties)
+    return Target(NSUB(), q.notifier_id, q.notifier_key, ("OK",), parties=parties)
 
 
 #: command -> (setup, its own party, requirement IDs, needs)
@@ -274,21 +288,21 @@ async def _new_password(ctx: Context) -> str | None:
 @case("cred.ping.none", "PING without credentials gets PONG", "CMD-22", "TRANS-7")
 async def _ping(ctx: Context) -> str | None:
     c = await ctx.connect()
-    ctx.expect(await ctx.request(c, M("PING")), "PONG")
+    ctx.expect(await ctx.request(c, PING()), "PONG")
     return None
 
 
 @case("cred.ping.entity", "PING with an entity ID gets ERR CMD HAS_AUTH", "CMD-22", "TRANS-7")
 async def _ping_entity(ctx: Context) -> str | None:
     c = await ctx.connect()
-    ctx.expect(await ctx.request(c, M("PING"), ctx.random(24)), error="CMD HAS_AUTH")
+    ctx.expect(await ctx.request(c, PING(), ctx.random(24)), error="CMD HAS_AUTH")
     return None
 
 
 @case("cred.ping.key", "PING with an authorization gets ERR CMD HAS_AUTH", "CMD-22", "TRANS-7")
 async def _ping_key(ctx: Context) -> str | None:
     c = await ctx.connect()
-    ctx.expect(await ctx.request(c, M("PING"), b"", ctx.key()), error="CMD HAS_AUTH")
+    ctx.expect(await ctx.request(c, PING(), b"", ctx.key()), error="CMD HAS_AUTH")
     return None
 
 
@@ -319,7 +333,7 @@ async def _life_invitation(ctx: Context) -> str | None:
     bodies = await ctx.receive(owner, q, 3, first=first)
     if bodies != [b"confirmation", b"one", b"two"]:
         raise Fail(f"received {bodies!r}, sent confirmation, one, two in that order")
-    off = await ctx.request(owner, M("OFF"), q.rid, q.key)
+    off = await ctx.request(owner, OFF(), q.rid, q.key)
     if ctx.extended:
         ctx.expect(off, "COUNT", step="OFF")
         if off.message.remaining != 0:
@@ -327,8 +341,8 @@ async def _life_invitation(ctx: Context) -> str | None:
     else:
         ctx.expect(off, "OK", step="OFF")
     ctx.expect(await ctx.send(sender, q, b"late"), error="AUTH", step="SEND after OFF")
-    ctx.expect(await ctx.request(owner, M("DEL"), q.rid, q.key), "OK", step="DEL")
-    ctx.expect(await ctx.request(owner, M("GET"), q.rid, q.key), error="AUTH",
+    ctx.expect(await ctx.request(owner, DEL(), q.rid, q.key), "OK", step="DEL")
+    ctx.expect(await ctx.request(owner, GET(), q.rid, q.key), error="AUTH",
                step="GET after DEL")
     return None
 
@@ -339,11 +353,11 @@ async def _life_skey(ctx: Context) -> str | None:
     owner, sender = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner)
     k = ctx.key()
-    ctx.expect(await ctx.request(sender, M("SKEY", sender_key=k.public), q.sid, k), "OK")
-    ctx.expect(await ctx.request(sender, M("SKEY", sender_key=k.public), q.sid, k), "OK",
+    ctx.expect(await ctx.request(sender, SKEY(sender_key=k.public), q.sid, k), "OK")
+    ctx.expect(await ctx.request(sender, SKEY(sender_key=k.public), q.sid, k), "OK",
                step="SKEY again with the same key (idempotent retry)")
     other = ctx.key()
-    ctx.expect(await ctx.request(sender, M("SKEY", sender_key=other.public), q.sid, other),
+    ctx.expect(await ctx.request(sender, SKEY(sender_key=other.public), q.sid, other),
                error="AUTH", step="SKEY with another key")
     q.sender_key = k
     ctx.expect(await ctx.send(sender, q, b"signed"), "OK")
@@ -357,7 +371,7 @@ async def _life_contact(ctx: Context) -> str | None:
     owner = await ctx.connect()
     q = await ctx.create(owner, "C")
     k = ctx.key()
-    ctx.expect(await ctx.request(owner, M("SKEY", sender_key=k.public), q.sid, k), error="AUTH",
+    ctx.expect(await ctx.request(owner, SKEY(sender_key=k.public), q.sid, k), error="AUTH",
                step="SKEY on a contact queue")
     senders = [await ctx.connect() for _ in range(3)]
     for i, sender in enumerate(senders):
@@ -375,7 +389,7 @@ async def _life_get(ctx: Context) -> str | None:
     q = await ctx.create(c, "C")
     ctx.expect(await ctx.send(c, q, b"a"), "OK")
     Context.expect_bodies(await ctx.receive(c, q, 1, via_get=True), [b"a"])
-    ctx.expect(await ctx.request(c, M("GET"), q.rid, q.key), "OK", step="GET on an empty queue")
+    ctx.expect(await ctx.request(c, GET(), q.rid, q.key), "OK", step="GET on an empty queue")
     return None
 
 
@@ -393,7 +407,7 @@ async def _life_deld(ctx: Context) -> str | None:
     a, b = await ctx.connect(), await ctx.connect()
     q = await ctx.create(a)
     await ctx.subscribe(b, q)
-    ctx.expect(await ctx.request(a, M("DEL"), q.rid, q.key), "OK")
+    ctx.expect(await ctx.request(a, DEL(), q.rid, q.key), "OK")
     # smpref ends the subscription with END (MSG-8); deployed sends DELD from v10 on
     await ctx.event(b, "END" if ctx.extended else ("DELD", "END"), q.rid)
     return None
@@ -433,7 +447,7 @@ async def _link_roundtrip(ctx: Context) -> str | None:
     if data.conn_req != b"conformance":
         raise Fail("LGET returned other link data than NEW stored")
     blob = make_link_blob(q.link, ctx.random, LinkData(conn_req=b"changed", user_data=b"v2"))
-    ctx.expect(await ctx.request(owner, M("LSET", enc_link_data=blob), q.rid, q.key), "OK")
+    ctx.expect(await ctx.request(owner, LSET(enc_link_data=blob), q.rid, q.key), "OK")
     if (await _read_link(ctx, reader, q)).conn_req != b"changed":
         raise Fail("LGET after LSET returned the old link data")
     return None
@@ -442,7 +456,7 @@ async def _link_roundtrip(ctx: Context) -> str | None:
 async def _read_link(ctx: Context, c: SmpClient, q: Queue, key: AuthKeyPair | None = None
                      ) -> Any:
     assert q.link is not None
-    message = M("LGET", sender_key=key.public if key else None)
+    message = LGET(sender_key=key.public if key else None)
     corr, data = c.session.transmission(message, q.link.k, key)
     reply = (await c.send_transmissions([(corr, data)]))[0]
     ctx.expect(reply, "LINK", step="LGET")
@@ -463,7 +477,7 @@ async def _link_secure(ctx: Context) -> str | None:
     q.sender_key = k
     ctx.expect(await ctx.send(reader, q, b"hi"), "OK", step="SEND signed by the LGET key")
     assert q.link is not None
-    reply = await ctx.request(reader, M("LGET", sender_key=None), q.link.k)
+    reply = await ctx.request(reader, LGET(sender_key=None), q.link.k)
     ctx.expect(reply, error="AUTH", step="LGET after the queue was secured")
     return None
 
@@ -475,7 +489,7 @@ async def _lset_no_link(ctx: Context) -> str | None:
     q = await ctx.create(c, "C")
     blob = make_link_blob(ctx.draft(link=True).link,  # type: ignore[arg-type]
                           ctx.random, LinkData(conn_req=b"x", user_data=b""))
-    ctx.expect(await ctx.request(c, M("LSET", enc_link_data=blob), q.rid, q.key),
+    ctx.expect(await ctx.request(c, LSET(enc_link_data=blob), q.rid, q.key),
                error="CMD PROHIBITED")
     return None
 
@@ -485,7 +499,7 @@ async def _lset_no_link(ctx: Context) -> str | None:
 async def _ntf(ctx: Context) -> str | None:
     owner, notifier = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner, "C", notifier=True)
-    ctx.expect(await ctx.request(notifier, M("NSUB"), q.notifier_id, q.notifier_key), "OK")
+    ctx.expect(await ctx.request(notifier, NSUB(), q.notifier_id, q.notifier_key), "OK")
     ctx.expect(await ctx.send(owner, q, b"ping me", notify=True), "OK")
     await ctx.event(notifier, "NMSG", q.notifier_id)
     return None
@@ -544,7 +558,7 @@ async def _tx_auth_length(ctx: Context) -> str | None:
     raw += b"PING"
     reply = await _raw(ctx, c, bytes(raw), b"")
     ctx.expect(reply, error="BLOCK")
-    ctx.expect(await ctx.request(c, M("PING")), "PONG", step="the connection still works")
+    ctx.expect(await ctx.request(c, PING()), "PONG", step="the connection still works")
     return None
 
 
@@ -560,7 +574,7 @@ async def _tx_truncated(ctx: Context) -> str | None:
       "TRANS-3", "CMD-22")
 async def _tx_batch(ctx: Context) -> str | None:
     c = await ctx.connect()
-    items = [c.session.transmission(M("PING")) for _ in range(20)]
+    items = [c.session.transmission(PING()) for _ in range(20)]
     replies = await c.send_transmissions(items)
     for reply in replies:
         ctx.expect(reply, "PONG")
@@ -594,9 +608,9 @@ async def _closes(ctx: Context, c: SmpClient, block: bytes, what: str) -> str | 
     if not outcome:
         raise Fail(f"the server neither closed the connection nor answered ERR BLOCK after {what}")
     if outcome == "ERR BLOCK":
-        ctx.expect(await ctx.request(c, M("PING")), "PONG", step="the same connection afterwards")
+        ctx.expect(await ctx.request(c, PING()), "PONG", step="the same connection afterwards")
     fresh = await ctx.connect()
-    ctx.expect(await ctx.request(fresh, M("PING")), "PONG", step="a new connection afterwards")
+    ctx.expect(await ctx.request(fresh, PING()), "PONG", step="a new connection afterwards")
     return None if outcome == "closed" else "answered ERR BLOCK and kept the connection"
 
 
@@ -606,7 +620,7 @@ async def _block_garbage(ctx: Context) -> str | None:
     c = await ctx.connect()
     other = await ctx.connect()
     result = await _closes(ctx, c, ctx.random(16384), "a block that does not decrypt")
-    ctx.expect(await ctx.request(other, M("PING")), "PONG", step="another open connection")
+    ctx.expect(await ctx.request(other, PING()), "PONG", step="another open connection")
     return result
 
 
@@ -625,7 +639,7 @@ async def _block_trailing(ctx: Context) -> str | None:
     c = await ctx.connect()
     chain = c.stream.framing.send_chain
     assert chain is not None
-    _, data = c.session.transmission(M("PING"))
+    _, data = c.session.transmission(PING())
     return await _closes(ctx, c, chain.encrypt(encode_batch([data]) + b"xx"), "trailing bytes")
 
 
@@ -649,7 +663,7 @@ async def _block_cut(ctx: Context) -> str | None:
     await c.stream.writer.drain()
     await c.close()
     fresh = await ctx.connect()
-    ctx.expect(await ctx.request(fresh, M("PING")), "PONG", step="a new connection afterwards")
+    ctx.expect(await ctx.request(fresh, PING()), "PONG", step="a new connection afterwards")
     return None
 
 
@@ -752,9 +766,9 @@ async def _ret_invitation(ctx: Context) -> str | None:
     await ctx.secure(c, kept)
     server.clock.advance(91 * DAY)
     server.sweep_cycle()
-    ctx.expect(await ctx.request(c, M("GET"), gone.rid, gone.key), error="AUTH",
+    ctx.expect(await ctx.request(c, GET(), gone.rid, gone.key), error="AUTH",
                step="the unsecured queue after 91 days")
-    ctx.expect(await ctx.request(c, M("GET"), kept.rid, kept.key), "MSG", "OK",
+    ctx.expect(await ctx.request(c, GET(), kept.rid, kept.key), "MSG", "OK",
                step="the secured queue after 91 days")
     return None
 
@@ -771,7 +785,7 @@ async def _ret_messages(ctx: Context) -> str | None:
     bodies = await ctx.receive(c, q, 1, via_get=True)
     if bodies != [b"new"]:
         raise Fail(f"after 22 days the queue delivered {bodies!r}; the old message should be gone")
-    ctx.expect(await ctx.request(c, M("GET"), q.rid, q.key), "OK", step="nothing else left")
+    ctx.expect(await ctx.request(c, GET(), q.rid, q.key), "OK", step="nothing else left")
     return None
 
 

@@ -19,19 +19,27 @@ from typing import TYPE_CHECKING, Any
 from smpref.client.connection import ClientError, Reply, SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, OwnedQueue, make_link_blob
 from smpref.crypto.primitives import CryptoError
-from smpref.wire.schema import enum_type, message_class, type_class
+from smpref.wire.messages import (
+    ACK,
+    GET,
+    KEY,
+    NEW,
+    SEND,
+    SUB,
+    ConnectionMode,
+    LinkData,
+    MsgFlags,
+    NtfRequest,
+    QueueLink,
+    QueueRequest,
+    RecordKind,
+    SubscriptionMode,
+)
+from smpref.wire.schema import message_class
 
 if TYPE_CHECKING:
     from smpref.serve.listener import SmpServer
 
-SubscriptionMode: Any = enum_type("SubscriptionMode")
-ConnectionMode: Any = enum_type("ConnectionMode")
-RecordKind: Any = enum_type("RecordKind")
-QueueRequest: Any = type_class("QueueRequest")
-QueueLink: Any = type_class("QueueLink")
-LinkData: Any = type_class("LinkData")
-MsgFlags: Any = type_class("MsgFlags")
-NtfRequest: Any = type_class("NtfRequest")
 
 
 class Verdict(Exception):  # noqa: N818 - a verdict, not an error
@@ -205,7 +213,7 @@ class Context:
                                  queue.link, self.random,
                                  LinkData(conn_req=b"conformance", user_data=b"profile")))
         basic_auth = None if omit_password else password or self.password
-        return M("NEW", rcv_auth_key=queue.owner.auth_key.public,
+        return NEW(rcv_auth_key=queue.owner.auth_key.public,
                  rcv_dh_key=queue.owner.dh_key.public, basic_auth=basic_auth,
                  sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
                  queue_request=QueueRequest(conn_mode=mode, queue_link=link), ntf_request=ntf)
@@ -237,14 +245,14 @@ class Context:
     async def secure(self, client: SmpClient, queue: Queue) -> AuthKeyPair:
         """KEY with a fresh sender key."""
         queue.sender_key = self.key()
-        reply = await self.request(client, M("KEY", sender_key=queue.sender_key.public),
+        reply = await self.request(client, KEY(sender_key=queue.sender_key.public),
                                    queue.rid, queue.key)
         self.expect(reply, "OK", step="KEY")
         return queue.sender_key
 
     async def send(self, client: SmpClient, queue: Queue, body: bytes, *,
                    notify: bool = False) -> Reply:
-        return await self.request(client, M("SEND", flags=MsgFlags(notification=notify),
+        return await self.request(client, SEND(flags=MsgFlags(notification=notify),
                                             body=body), queue.sid, queue.sender_key)
 
     def open(self, queue: Queue, msg: Any) -> tuple[str, bytes]:
@@ -273,14 +281,14 @@ class Context:
         while len(bodies) < count:
             if reply is None or reply.tag != "MSG":
                 if via_get:
-                    reply = await self.request(client, M("GET"), queue.rid, queue.key)
+                    reply = await self.request(client, GET(), queue.rid, queue.key)
                     if reply.tag == "OK":
                         raise Fail(f"GET: queue empty after {len(bodies)} of {count} messages")
                 else:
                     reply = await self.event(client, "MSG", queue.rid)
             self.expect(reply, "MSG", step="receive")
             kind, body = self.open(queue, reply.message)
-            ack = await self.request(client, M("ACK", msg_id=reply.message.msg_id), queue.rid,
+            ack = await self.request(client, ACK(msg_id=reply.message.msg_id), queue.rid,
                                      queue.key)
             self.expect(ack, "OK", "MSG", step="ACK")
             if kind == "message":
@@ -294,7 +302,7 @@ class Context:
 
     async def subscribe(self, client: SmpClient, queue: Queue) -> Reply:
         """SUB: OK (smpref), SOK (deployed v16+), or a MSG straight away."""
-        reply = await self.request(client, M("SUB"), queue.rid, queue.key)
+        reply = await self.request(client, SUB(), queue.rid, queue.key)
         if self.extended:
             return self.expect(reply, "OK", "MSG", step="SUB")
         return self.expect(reply, "OK", "SOK", "MSG", step="SUB")

@@ -34,9 +34,8 @@ from smpref.crypto.primitives import (
     sealed_box_open,
 )
 from smpref.errors import WireError
-from smpref.wire.buffer import Reader
-from smpref.wire.schema import enum_type, type_class
-from smpref.wire.type_codecs import Struct
+from smpref.wire.messages import RatchetRecord, RecordKind, SealedSecret
+from smpref.wire.schema import decode_struct
 
 Random = Callable[[int], bytes]
 
@@ -50,9 +49,6 @@ KEY_SIZE = 32
 #: the longest gap of lost (expired) messages the mirror skips over (QENC-8)
 MAX_SKIP = 1024
 
-RecordKind: Any = enum_type("RecordKind")
-RatchetRecord: Any = type_class("RatchetRecord")
-SealedSecret: Any = type_class("SealedSecret")
 
 
 def _steps(key: bytes) -> tuple[bytes, bytes]:
@@ -74,16 +70,9 @@ def record_aad(kind: Any, seq: int) -> bytes:
     return AAD_PREFIX + code + seq.to_bytes(8, "big", signed=True)
 
 
-def decode_record(data: bytes) -> Struct:
+def decode_record(data: bytes) -> RatchetRecord:
     """Decode a stored record (``RatchetRecord``), strictly."""
-    r = Reader(data)
-    try:
-        record = RatchetRecord.CODEC.read(r)
-        r.finish()
-    except WireError as exc:
-        raise exc.within("RatchetRecord") from None
-    assert isinstance(record, Struct)
-    return record
+    return decode_struct(RatchetRecord, data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,9 +217,7 @@ class ClientRatchet:
     def _open_secret(self, record: Any) -> bytes:
         try:
             plaintext = sealed_box_open(self.owner_secret, record.payload)
-            r = Reader(plaintext)
-            secret = SealedSecret.CODEC.read(r)
-            r.finish()
+            secret = decode_struct(SealedSecret, plaintext)
         except (CryptoError, WireError) as exc:
             raise RatchetError("tampered", f"key record {record.seq}: {exc}") from None
         if secret.seq != record.seq:

@@ -41,21 +41,32 @@ from smpref.model.environment import Clock, Random
 from smpref.model.queue_store import QueueStore
 from smpref.model.records import Link, Notifier, QueueRecord, StoredRecord
 from smpref.wire.keys import KeyAlgorithm, PublicKey
-from smpref.wire.schema import Message, decode_message, enum_type, message_class, type_class
+from smpref.wire.messages import (
+    COUNT,
+    END,
+    ERR,
+    IDS,
+    LINK,
+    MSG,
+    NMSG,
+    OK,
+    PONG,
+    CommandError,
+    ConnectionMode,
+    ErrorType,
+    LinkBlob,
+    LinkPartPriority,
+    NtfMetadata,
+    QueueLink,
+    RcvMessage,
+    RcvMsgFlags,
+    RecordKind,
+    ServerNtfCreds,
+    SubscriptionMode,
+)
+from smpref.wire.schema import decode_message
+from smpref.wire.structs import Message
 from smpref.wire.transmission import Transmission, check_credentials, pad
-
-ConnectionMode: Any = enum_type("ConnectionMode")
-SubscriptionMode: Any = enum_type("SubscriptionMode")
-CommandError: Any = enum_type("CommandError")
-LinkPartPriority: Any = enum_type("LinkPartPriority")
-RecordKind: Any = enum_type("RecordKind")
-ErrorType: Any = type_class("ErrorType")
-LinkBlob: Any = type_class("LinkBlob")
-RcvMessage: Any = type_class("RcvMessage")
-RcvMsgFlags: Any = type_class("RcvMsgFlags")
-ServerNtfCreds: Any = type_class("ServerNtfCreds")
-QueueLink: Any = type_class("QueueLink")
-NtfMetadata: Any = type_class("NtfMetadata")
 
 ID_SIZE = 24  # queue, sender, notifier and message IDs (QUEUE-3)
 LINK_ID_SIZE = 32  # SHA-256(k) (LINK-2)
@@ -190,7 +201,7 @@ class Server:
 
     def _error(self, session_id: bytes, corr_id: bytes, entity_id: bytes,
                error: Any) -> Outgoing:
-        return Outgoing(session_id, corr_id, entity_id, message_class("ERR")(error=error))
+        return Outgoing(session_id, corr_id, entity_id, ERR(error=error))
 
     def _reply(self, session: Session, tx: Transmission, message: Message,
                entity_id: bytes | None = None) -> Outgoing:
@@ -246,7 +257,7 @@ class Server:
         first = records[0]
         last = queue.suspended and len(records) == 1  # ROT-4
         session.delivered[queue.recipient_id] = first.msg_id
-        message = message_class("MSG")(msg_id=first.msg_id,
+        message = MSG(msg_id=first.msg_id,
                                        enc_body=self._seal_record(queue, first, last=last))
         return Outgoing(session.session_id, corr_id, queue.recipient_id, message)
 
@@ -359,7 +370,7 @@ class Server:
             if sid is not None and sid != except_session and sid in self.sessions:
                 entity = rid if sessions is self.subscribers else (
                     queue.notifier.notifier_id if queue.notifier else rid)
-                out.append(Outgoing(sid, b"", entity, message_class("END")()))
+                out.append(Outgoing(sid, b"", entity, END()))
         for session in self.sessions.values():
             session.modes.pop(rid, None)
             session.delivered.pop(rid, None)
@@ -502,7 +513,7 @@ def _new(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[O
     )
     server.store.put(queue)
     server._enqueue(queue, RecordKind.Initial, initial, notification=False)
-    ids = message_class("IDS")(
+    ids = IDS(
         rcv_id=rid, snd_id=sender_id,
         rcv_public_dh_key=PublicKey(KeyAlgorithm.X25519, queue.server_dh_public),
         queue_mode=mode, link_id=link.link_id if link else None, service_id=None,
@@ -532,7 +543,7 @@ def _secure(server: Server, queue: QueueRecord, key: PublicKey, *, by_lget: bool
 def _key(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
     queue = server._recipient_queue(session, tx)
     _secure(server, queue, cmd.sender_key, by_lget=False)
-    return [server._reply(session, tx, message_class("OK")())]
+    return [server._reply(session, tx, OK())]
 
 
 def _skey(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
@@ -542,7 +553,7 @@ def _skey(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[
     if queue.mode is not ConnectionMode.Invitation:
         raise _err(AUTH)
     _secure(server, queue, cmd.sender_key, by_lget=False)
-    return [server._reply(session, tx, message_class("OK")())]
+    return [server._reply(session, tx, OK())]
 
 
 def _lset(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
@@ -555,7 +566,7 @@ def _lset(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[
         raise _err(AUTH)
     _check_blob(server.config, queue.mode, cmd.enc_link_data)
     server.store.put(replace(queue, link=_link(queue.link.link_id, cmd.enc_link_data)))
-    return [server._reply(session, tx, message_class("OK")())]
+    return [server._reply(session, tx, OK())]
 
 
 def _lget(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
@@ -575,7 +586,7 @@ def _lget(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[
         sealed = seal_link_response(session.secret, k, tx.corr_id, queue_link.encode())
     except CryptoError:  # a low-order k: nobody holds its secret
         raise _err(AUTH) from None
-    return [server._reply(session, tx, message_class("LINK")(sealed=sealed))]
+    return [server._reply(session, tx, LINK(sealed=sealed))]
 
 
 def _ndel(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
@@ -585,7 +596,7 @@ def _ndel(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[
         if sid in server.sessions:
             server.sessions[sid].notifications.discard(queue.recipient_id)
         server.store.put(replace(queue, notifier=None))
-    return [server._reply(session, tx, message_class("OK")())]
+    return [server._reply(session, tx, OK())]
 
 
 def _subscribe(server: Server, session: Session, queue: QueueRecord, corr_id: bytes | None
@@ -601,14 +612,14 @@ def _subscribe(server: Server, session: Session, queue: QueueRecord, corr_id: by
         if old is not None:
             old.modes.pop(rid, None)
             old.delivered.pop(rid, None)
-            out.append(Outgoing(previous, b"", rid, message_class("END")()))
+            out.append(Outgoing(previous, b"", rid, END()))
     server.subscribers[rid] = session.session_id
     session.modes[rid] = "sub"
     session.delivered.pop(rid, None)  # a repeated SUB delivers the pending message again
     queue = server._touch(queue)
     server.store.put(queue)
     if corr_id is not None:
-        out.append(Outgoing(session.session_id, corr_id, rid, message_class("OK")()))
+        out.append(Outgoing(session.session_id, corr_id, rid, OK()))
     msg = server._msg(session, queue, b"")
     return out + ([msg] if msg else [])
 
@@ -625,7 +636,7 @@ def _get(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[O
         raise _cmd_err("PROHIBITED")
     session.modes[rid] = "get"
     msg = server._msg(session, queue, tx.corr_id)
-    return [msg] if msg else [server._reply(session, tx, message_class("OK")())]
+    return [msg] if msg else [server._reply(session, tx, OK())]
 
 
 def _ack(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
@@ -641,7 +652,7 @@ def _ack(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[O
         msg = server._msg(session, queue, tx.corr_id)
         if msg is not None:
             return [msg]
-    return [server._reply(session, tx, message_class("OK")())]
+    return [server._reply(session, tx, OK())]
 
 
 def _send(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
@@ -680,7 +691,7 @@ def _send(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[
         link = None  # LINK-11
     queue = replace(server._touch(queue), ratchet=state, link=link)
     server.store.put(queue)
-    out = [server._reply(session, tx, message_class("OK")())]
+    out = [server._reply(session, tx, OK())]
     out += server._push_to_subscriber(queue)
     if notification and queue.notifier is not None:
         out += _notify(server, queue, stored)
@@ -695,7 +706,7 @@ def _notify(server: Server, queue: QueueRecord, stored: StoredRecord) -> list[Ou
     meta = NtfMetadata(msg_id=stored.msg_id, timestamp=stored.timestamp).encode()
     nonce = server.random(24)
     sealed = secretbox(queue.notifier.dh_secret, nonce, pad(meta, NMSG_PADDED))
-    message = message_class("NMSG")(nonce=nonce, enc_metadata=sealed)
+    message = NMSG(nonce=nonce, enc_metadata=sealed)
     return [Outgoing(sid, b"", queue.notifier.notifier_id, message)]
 
 
@@ -709,10 +720,10 @@ def _nsub(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[
     previous = server.notifier_subscribers.get(rid)
     if previous is not None and previous != session.session_id and previous in server.sessions:
         server.sessions[previous].notifications.discard(rid)
-        out.append(Outgoing(previous, b"", tx.entity_id, message_class("END")()))
+        out.append(Outgoing(previous, b"", tx.entity_id, END()))
     server.notifier_subscribers[rid] = session.session_id
     session.notifications.add(rid)
-    return [*out, server._reply(session, tx, message_class("OK")())]
+    return [*out, server._reply(session, tx, OK())]
 
 
 def _off(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
@@ -720,17 +731,17 @@ def _off(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[O
     if not queue.suspended:
         server.store.put(replace(queue, suspended=True))
     count = len(server.store.records(queue.recipient_id))
-    return [server._reply(session, tx, message_class("COUNT")(remaining=count))]
+    return [server._reply(session, tx, COUNT(remaining=count))]
 
 
 def _del(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
     queue = server._recipient_queue(session, tx)
     out = server._delete_queue(queue, except_session=session.session_id)
-    return [*out, server._reply(session, tx, message_class("OK")())]
+    return [*out, server._reply(session, tx, OK())]
 
 
 def _ping(server: Server, session: Session, tx: Transmission, cmd: Any) -> list[Outgoing]:
-    return [server._reply(session, tx, message_class("PONG")(), entity_id=b"")]
+    return [server._reply(session, tx, PONG(), entity_id=b"")]
 
 
 _HANDLERS: dict[str, Handler] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 # Builtin type names and how many type arguments each takes (None: a positive integer).
@@ -50,15 +51,25 @@ class TypeRef:
         return f"{self.name}({', '.join(str(a) for a in self.args)})"
 
 
+def snake_case(name: str) -> str:
+    """``rcvAuthKey`` -> ``rcv_auth_key`` (the Python attribute of a notation field)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
 @dataclass(frozen=True, slots=True)
 class Field:
-    """A named, typed field."""
+    """A named, typed field. ``name`` is the notation's (and JSON's) name; ``attr`` is the
+    Python attribute."""
 
     name: str
     type: TypeRef
     doc: str = ""
     diverges: str = ""
     requirements: tuple[str, ...] = ()
+
+    @property
+    def attr(self) -> str:
+        return snake_case(self.name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,9 +53,7 @@ from smpref.store.lines import (
     unb64,
 )
 from smpref.wire.buffer import Reader
-from smpref.wire.schema import type_class
-
-LinkBlob: Any = type_class("LinkBlob")
+from smpref.wire.messages import LinkBlob
 
 MARKER = "smpref-store"
 USAGE = "usage.log"

@@ -16,11 +16,9 @@ from smpref.errors import WireError
 from smpref.model.records import Link, Notifier, QueueRecord, StoredRecord
 from smpref.store.lines import LineError, b64, unb64
 from smpref.wire.keys import AUTH_ALGORITHMS, PublicKey
-from smpref.wire.schema import enum_type
+from smpref.wire.messages import ConnectionMode, RecordKind
 
 FORMAT_VERSION = "1"
-ConnectionMode: Any = enum_type("ConnectionMode")
-RecordKind: Any = enum_type("RecordKind")
 T = TypeVar("T")
 
 Fields = list[tuple[str, str]]

@@ -16,7 +16,7 @@ from smpref.model.config import ServerConfig
 from smpref.model.environment import ManualClock, Random, SeededRandom
 from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.server import Server
-from smpref.wire.schema import Message
+from smpref.wire.structs import Message
 from smpref.wire.transmission import Transmission
 
 

@@ -49,19 +49,32 @@ from smpref.client.core import (
 from smpref.crypto.primitives import CryptoError
 from smpref.model.config import DAY, ServerConfig
 from smpref.testing.loopback import Connection, Loopback, Reply
-from smpref.wire.schema import enum_type, message_class, type_class
-
-ConnectionMode: Any = enum_type("ConnectionMode")
-SubscriptionMode: Any = enum_type("SubscriptionMode")
-LinkPartPriority: Any = enum_type("LinkPartPriority")
-OptionalPartKind: Any = enum_type("OptionalPartKind")
-RecordKind: Any = enum_type("RecordKind")
-QueueRequest: Any = type_class("QueueRequest")
-QueueLink: Any = type_class("QueueLink")
-LinkData: Any = type_class("LinkData")
-OptionalLinkData: Any = type_class("OptionalLinkData")
-NtfRequest: Any = type_class("NtfRequest")
-MsgFlags: Any = type_class("MsgFlags")
+from smpref.wire.messages import (
+    ACK,
+    DEL,
+    GET,
+    KEY,
+    LGET,
+    LSET,
+    NEW,
+    OFF,
+    PING,
+    SEND,
+    SKEY,
+    SUB,
+    ConnectionMode,
+    LinkData,
+    LinkPartPriority,
+    MsgFlags,
+    NtfRequest,
+    OptionalLinkData,
+    OptionalPartKind,
+    QueueLink,
+    QueueRequest,
+    RecordKind,
+    SubscriptionMode,
+)
+from smpref.wire.schema import message_class
 
 #: small limits, so that quotas, key updates, pressure and expiry happen in short runs
 MACHINE_CONFIG = ServerConfig(
@@ -205,7 +218,7 @@ class QueueMachine(RuleBasedStateMachine):
         if handle.deleted:
             return
         body = self._body()
-        replies = session.send(M("SEND", flags=MsgFlags(notification=False), body=body),
+        replies = session.send(SEND(flags=MsgFlags(notification=False), body=body),
                                handle.owner.sender_id, key)
         self._log("SEND*", replies)
         if key != handle.sender_key:
@@ -225,7 +238,7 @@ class QueueMachine(RuleBasedStateMachine):
         """LGET a link from any session: it reads that link's queue, never another's."""
         owner = next((h for h in self.handles if h.link is link), None)
         assert owner is not None
-        corr, replies = session.request(M("LGET", sender_key=None), link.k)
+        corr, replies = session.request(LGET(sender_key=None), link.k)
         self._log("LGET*", replies)
         if owner.deleted or owner.link_data is None:
             assert error_of(replies[0]) == "AUTH", replies[0].tag
@@ -260,7 +273,7 @@ class QueueMachine(RuleBasedStateMachine):
                                    enc_link_data=make_link_blob(link, rnd, *link_data))
         ntf = NtfRequest(notifier_id=rnd(24), ntf_auth_key=AuthKeyPair.ed25519(rnd).public,
                          rcv_ntf_dh_key=DhKeyPair.generate(rnd).public) if with_ntf else None
-        new = M("NEW", rcv_auth_key=auth.public, rcv_dh_key=owner.dh_key.public, basic_auth=None,
+        new = NEW(rcv_auth_key=auth.public, rcv_dh_key=owner.dh_key.public, basic_auth=None,
                 sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
                 queue_request=QueueRequest(conn_mode=mode, queue_link=queue_link),
                 ntf_request=ntf)
@@ -282,7 +295,7 @@ class QueueMachine(RuleBasedStateMachine):
             return
         new_key = handle.sender_key if same_key and handle.sender_key else AuthKeyPair.ed25519(
             self.lb.client_random)
-        replies = handle.owner_session.send(M("KEY", sender_key=new_key.public),
+        replies = handle.owner_session.send(KEY(sender_key=new_key.public),
                                             handle.rid, handle.owner.auth_key)
         self._log("KEY", replies)
         if handle.sender_key is None or handle.sender_key == new_key:
@@ -304,7 +317,7 @@ class QueueMachine(RuleBasedStateMachine):
         if handle.deleted:
             return
         key = handle.sender_key or AuthKeyPair.ed25519(self.lb.client_random)
-        replies = session.send(M("SKEY", sender_key=key.public), handle.owner.sender_id, key)
+        replies = session.send(SKEY(sender_key=key.public), handle.owner.sender_id, key)
         self._log("SKEY", replies)
         if handle.mode is ConnectionMode.Contact:
             assert error_of(replies[0]) == "AUTH"  # QUEUE-11
@@ -319,7 +332,7 @@ class QueueMachine(RuleBasedStateMachine):
             return
         key = (handle.sender_key or AuthKeyPair.ed25519(self.lb.client_random)) if with_key \
             else None
-        corr, replies = session.request(M("LGET", sender_key=key.public if key else None),
+        corr, replies = session.request(LGET(sender_key=key.public if key else None),
                                         handle.link.k, key)
         self._log("LGET", replies)
         expect_ok = handle.link_data is not None and not (
@@ -352,7 +365,7 @@ class QueueMachine(RuleBasedStateMachine):
                    [OptionalLinkData(kind=OptionalPartKind.Preferences, data=b"q" * 200)
                     for _ in range(optional_parts)])
         blob = make_link_blob(link, self.lb.client_random, *payload)
-        replies = handle.owner_session.send(M("LSET", enc_link_data=blob), handle.rid,
+        replies = handle.owner_session.send(LSET(enc_link_data=blob), handle.rid,
                                             handle.owner.auth_key)
         self._log("LSET", replies)
         if handle.link is None:
@@ -369,7 +382,7 @@ class QueueMachine(RuleBasedStateMachine):
             return
         body = self._body()
         key = handle.sender_key if signed else None
-        replies = session.send(M("SEND", flags=MsgFlags(notification=notify), body=body),
+        replies = session.send(SEND(flags=MsgFlags(notification=notify), body=body),
                                handle.owner.sender_id, key)
         self._log("SEND", replies)
         err = error_of(replies[0])
@@ -404,7 +417,7 @@ class QueueMachine(RuleBasedStateMachine):
     def sub(self, handle: QueueHandle, session: Connection) -> None:
         if handle.deleted:
             return
-        replies = session.send(M("SUB"), handle.rid, handle.owner.auth_key)
+        replies = session.send(SUB(), handle.rid, handle.owner.auth_key)
         self._log("SUB", replies)
         if session in handle.get_sessions:
             assert error_of(replies[0]) == "CMD PROHIBITED"  # MSG-3
@@ -420,7 +433,7 @@ class QueueMachine(RuleBasedStateMachine):
     def get(self, handle: QueueHandle, session: Connection) -> None:
         if handle.deleted:
             return
-        replies = session.send(M("GET"), handle.rid, handle.owner.auth_key)
+        replies = session.send(GET(), handle.rid, handle.owner.auth_key)
         self._log("GET", replies)
         if handle.subscribed is session:
             assert error_of(replies[0]) == "CMD PROHIBITED"  # MSG-3
@@ -436,7 +449,7 @@ class QueueMachine(RuleBasedStateMachine):
             return
         in_flight = handle.in_flight.get(session.session_id)
         msg_id = b"\x00" * 24 if wrong_id else (in_flight or b"")
-        replies = session.send(M("ACK", msg_id=msg_id), handle.rid, handle.owner.auth_key)
+        replies = session.send(ACK(msg_id=msg_id), handle.rid, handle.owner.auth_key)
         self._log("ACK", replies)
         if in_flight is None or wrong_id:
             assert error_of(replies[0]) == "NO_MSG", replies[0].tag  # MSG-4
@@ -449,7 +462,7 @@ class QueueMachine(RuleBasedStateMachine):
     def off(self, handle: QueueHandle) -> None:
         if handle.deleted:
             return
-        replies = handle.owner_session.send(M("OFF"), handle.rid, handle.owner.auth_key)
+        replies = handle.owner_session.send(OFF(), handle.rid, handle.owner.auth_key)
         self._log("OFF", replies)
         assert replies[0].tag == "COUNT", error_of(replies[0])
         assert replies[0].message.remaining == len(self._stored(handle))  # ROT-3
@@ -459,12 +472,12 @@ class QueueMachine(RuleBasedStateMachine):
     def delete(self, handle: QueueHandle) -> None:
         if handle.deleted:
             return
-        replies = handle.owner_session.send(M("DEL"), handle.rid, handle.owner.auth_key)
+        replies = handle.owner_session.send(DEL(), handle.rid, handle.owner.auth_key)
         self._log("DEL", replies)
         assert replies[-1].tag == "OK", error_of(replies[-1])
         handle.deleted = True
         self._drain()
-        after = handle.owner_session.send(M("SUB"), handle.rid, handle.owner.auth_key)
+        after = handle.owner_session.send(SUB(), handle.rid, handle.owner.auth_key)
         assert error_of(after[0]) == "AUTH"  # MSG-8
 
     @rule(session=sessions, data=st.binary(max_size=64))
@@ -477,7 +490,7 @@ class QueueMachine(RuleBasedStateMachine):
 
     @rule(session=sessions)
     def ping(self, session: Connection) -> None:
-        replies = session.send(M("PING"))
+        replies = session.send(PING())
         assert [r.tag for r in replies] == ["PONG"]
 
     @precondition(lambda self: len(self.handles) > 0)
@@ -561,11 +574,11 @@ class QueueMachine(RuleBasedStateMachine):
         if session not in handle.get_sessions:
             handle.get_sessions.append(session)
         for _ in range(20):
-            replies = session.send(M("GET"), handle.rid, handle.owner.auth_key)
+            replies = session.send(GET(), handle.rid, handle.owner.auth_key)
             self._replies(session, replies)
             if replies[0].tag != "MSG":
                 break
-            acked = session.send(M("ACK", msg_id=replies[0].message.msg_id), handle.rid,
+            acked = session.send(ACK(msg_id=replies[0].message.msg_id), handle.rid,
                                  handle.owner.auth_key)
             assert acked[0].tag == "OK", error_of(acked[0])
             handle.in_flight.pop(session.session_id, None)

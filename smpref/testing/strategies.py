@@ -13,7 +13,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from smpref.wire.keys import PublicKey
-from smpref.wire.schema import SCHEMA, Message
+from smpref.wire.schema import SCHEMA
+from smpref.wire.structs import Message
 from smpref.wire.type_codecs import (
     BoolCodec,
     BytesCodec,

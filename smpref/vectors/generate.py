@@ -19,7 +19,22 @@ from smpref.errors import UriSyntaxError
 from smpref.model.environment import SeededRandom
 from smpref.text.short_links import parse_short_link
 from smpref.vectors.vector_sets import Json, VectorSet
-from smpref.wire import enum_type, type_class
+from smpref.wire.messages import (
+    ERR,
+    SUB,
+    LinkBlob,
+    LinkData,
+    LinkPart,
+    LinkPartPriority,
+    NtfMetadata,
+    OptionalLinkData,
+    OptionalPartKind,
+    QueueLink,
+    RatchetRecord,
+    RcvMessage,
+    RcvMsgFlags,
+    RecordKind,
+)
 
 
 def _hex(data: bytes) -> str:
@@ -116,9 +131,9 @@ def link_groups() -> list[Json]:
                  peerPublicKey=bob_pub,
                  sharedSecret=bytes.fromhex("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e33"
                                             "76f09b3c1e161742"))]
-    link_data = type_class("LinkData")
-    optional = type_class("OptionalLinkData")
-    profile = enum_type("OptionalPartKind")["Profile"]
+    link_data = LinkData
+    optional = OptionalLinkData
+    profile = OptionalPartKind.Profile
     plaintexts = [
         link_data(conn_req=b"", user_data=b"").encode(),
         link_data(conn_req=b"binary connection request " * 4, user_data=b"{\"p\":1}").encode(),
@@ -176,10 +191,10 @@ LINK_RESPONSE = VectorSet(
 
 def link_response_groups() -> list[Json]:
     random = SeededRandom(b"vectors link-response")
-    queue_link = type_class("QueueLink")
-    blob = type_class("LinkBlob")
-    part = type_class("LinkPart")
-    mandatory = enum_type("LinkPartPriority")["Mandatory"]
+    queue_link = QueueLink
+    blob = LinkBlob
+    part = LinkPart
+    mandatory = LinkPartPriority.Mandatory
     tests = []
     for i, corr_id in enumerate((random(24), random(24), b"short corr")):
         server = random(32)
@@ -326,8 +341,8 @@ def ratchet_groups() -> list[Json]:
     # Verdicts (QENC-8) on a short prefix: Initial, m0, m1, m2.
     prefix = [r for r, _, _ in records[:3]]
     m2 = rt.decode_record(records[3][0])
-    record_type = rt.RatchetRecord
-    wrong_kind = record_type(kind=rt.RecordKind.Update, seq=m2.seq, payload=m2.payload)
+    record_type = RatchetRecord
+    wrong_kind = record_type(kind=RecordKind.Update, seq=m2.seq, payload=m2.payload)
     tampered_seq = record_type(kind=m2.kind, seq=m2.seq + 1, payload=m2.payload)
     # m2 again, encrypted with a key derived under a wrong label
     state2 = rt.RatchetState(seq=3, key=records[2][2])
@@ -335,7 +350,7 @@ def ratchet_groups() -> list[Json]:
     wrong_label = record_type(kind=m2.kind, seq=3, payload=aead_encrypt(
         wrong_key, bytes(12), rt.record_aad(m2.kind, 3), records[3][1]))
     update_at = next(i for i, (r, _, _) in enumerate(records) if rt.decode_record(
-        r).kind is rt.RecordKind.Update)
+        r).kind is RecordKind.Update)
     update_record = rt.decode_record(records[update_at][0])
     sealed_seq = record_type(kind=update_record.kind, seq=update_record.seq + 1,
                              payload=update_record.payload)
@@ -375,8 +390,8 @@ def _msg_bodies(random: SeededRandom, owner: bytes, records: list[Any]) -> list[
     from smpref.crypto.primitives import box_key, secretbox
     from smpref.wire.transmission import pad
 
-    rcv_message = type_class("RcvMessage")
-    flags = type_class("RcvMsgFlags")
+    rcv_message = RcvMessage
+    flags = RcvMsgFlags
     from smpref.crypto.ratchet import decode_record
 
     tests = []
@@ -422,14 +437,13 @@ AUTH = VectorSet(
 def auth_groups() -> list[Json]:
     from smpref.crypto.auth import authenticator, sign
     from smpref.crypto.primitives import ed25519_public, ed25519_sign
-    from smpref.wire import message_class
     from smpref.wire.transmission import Transmission, authorized_bytes
 
     random = SeededRandom(b"vectors auth")
     seed = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
     kat = [_test("RFC 8032 7.1 TEST 1", [], flags=["Ktv"], privateKey=seed,
                  verifyKey=ed25519_public(seed), message=b"", signature=ed25519_sign(seed, b""))]
-    sub = message_class("SUB")()
+    sub = SUB()
     ed, x = [], []
     for case in ("valid", "wrong key", "wrong session"):
         session, corr, entity = random(32), random(24), random(24)
@@ -598,7 +612,7 @@ _EXTRA_ENCODING_REQUIREMENTS = {
 
 
 def encoding_groups() -> list[Json]:
-    from smpref.wire import SCHEMA, message_class, message_to_json
+    from smpref.wire import SCHEMA, message_to_json
 
     random = SeededRandom(b"vectors encoding")
     valid: list[Json] = []
@@ -619,7 +633,7 @@ def encoding_groups() -> list[Json]:
 
     error_type = SCHEMA.codecs["ErrorType"]
     assert isinstance(error_type, UnionCodec)
-    err = message_class("ERR")
+    err = ERR
     for variant in sorted(error_type.variants.values(), key=lambda v: v.tag):
         add(err(error=_sample(variant, random, True)), f"ERR {variant.tag.decode()}", [])
     return [{"type": "EncodingTest", "tests": valid + _encoding_rejections(valid)}]
@@ -887,7 +901,7 @@ def notification_groups() -> list[Json]:
     for n in range(3):
         recipient, server, nonce, msg_id = random(32), random(32), random(24), random(24)
         timestamp = 1_767_225_600 + 3600 * n
-        meta = type_class("NtfMetadata")(msg_id=msg_id, timestamp=timestamp).encode()
+        meta = NtfMetadata(msg_id=msg_id, timestamp=timestamp).encode()
         sealed = secretbox(box_key(x25519_public(recipient), server), nonce, pad(meta, 128))
         common: dict[str, Any] = {"recipientNtfPrivateKey": recipient,
                                   "serverNtfPrivateKey": server,

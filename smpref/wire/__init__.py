@@ -1,21 +1,24 @@
-"""SMP wire format: primitives, derived codecs, transmissions and blocks."""
+"""SMP wire format: primitives, the typed messages and their derived codecs, transmissions and
+blocks.
+
+Importing any part of :mod:`smpref.wire` binds the codecs of spec/commands.smpn to the classes
+of :mod:`smpref.wire.messages` (:mod:`smpref.wire.schema`).
+"""
 
 from __future__ import annotations
 
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.schema import (
     SCHEMA,
-    Command,
-    Message,
-    Response,
     decode_message,
     encode_message,
-    enum_type,
     message_class,
     message_from_json,
     message_to_json,
-    type_class,
+    parse_error,
+    render_error,
 )
+from smpref.wire.structs import Command, Message, Response
 from smpref.wire.transmission import (
     BLOCK_SIZE,
     Transmission,
@@ -48,11 +51,11 @@ __all__ = [
     "encode_batch",
     "encode_block",
     "encode_message",
-    "enum_type",
     "message_class",
     "message_from_json",
     "message_to_json",
     "pad",
-    "type_class",
+    "parse_error",
+    "render_error",
     "unpad",
 ]

@@ -1,36 +1,39 @@
-"""The wire schema: codecs and Python classes built from spec/commands.smpn.
+"""The wire schema: the codecs of spec/commands.smpn, bound to the classes of
+:mod:`smpref.wire.messages`.
 
-:data:`SCHEMA` is built once, at import, from the installed definitions. Use
-:func:`encode_message` / :func:`decode_message` for command and response bodies, and
-:func:`message_class` / :func:`type_class` to construct values::
+:data:`SCHEMA` is built once, at import, from the installed definitions; building it checks
+that every generated class has exactly the fields of its definition. Construct values from the
+typed classes and use :func:`encode_message` / :func:`decode_message` for command and response
+bodies::
 
-    NEW = message_class("NEW")
-    cmd = NEW(rcv_auth_key=..., rcv_dh_key=..., basic_auth=None, ...)
-    body = encode_message(cmd)            # b"NEW " + fields
-    assert decode_message(body) == cmd
+    from smpref.wire.messages import PING
+    assert decode_message(PING().encode()) == PING()
+
+Errors (``ERR``'s ``ErrorType``) have one text form, deployed SMP's own (``CMD SYNTAX``):
+:func:`render_error` and :func:`parse_error`.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, fields
+from functools import cache
+from typing import TypeVar
 
 from smpref.errors import (
     BadValueError,
     NotationError,
+    SmprefError,
     TrailingBytesError,
     UnknownCommandError,
     WireError,
 )
 from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
-from smpref.wire.buffer import (
-    Reader,
-    write_int64,
-    write_word16,
-    write_word32,
-)
+from smpref.notation.python_types import variant_class
+from smpref.wire import messages
+from smpref.wire.buffer import Reader, write_int64, write_word16, write_word32
 from smpref.wire.keys import AUTH_ALGORITHMS, DH_ALGORITHMS
+from smpref.wire.structs import Message, Struct
 from smpref.wire.type_codecs import (
     BoolCodec,
     BytesCodec,
@@ -44,39 +47,14 @@ from smpref.wire.type_codecs import (
     ListCodec,
     MaybeCodec,
     SealedCodec,
-    Struct,
     StructCodec,
     TextCodec,
     UnionCodec,
     VariantCodec,
-    make_struct_class,
-    snake_case,
 )
 
-
-class Message(Struct):
-    """Base of generated command and response classes. ``TAG`` is the wire tag."""
-
-    __slots__ = ()
-    TAG: ClassVar[str]
-    DEF: ClassVar[MessageDef]
-    CODEC: ClassVar[MessageCodec]
-
-    def encode(self) -> bytes:
-        """The message body on the wire: the tag, then 0x20 and the fields if any."""
-        return encode_message(self)
-
-
-class Command(Message):
-    """A command sent by a client."""
-
-    __slots__ = ()
-
-
-class Response(Message):
-    """A response or event sent by the server."""
-
-    __slots__ = ()
+T = TypeVar("T")
+S = TypeVar("S", bound=Struct)
 
 
 class MessageCodec(StructCodec):
@@ -87,6 +65,11 @@ class MessageCodec(StructCodec):
         self.definition = definition
         self.tag = definition.tag.encode("ascii")
         self.prefix = self.tag + b" " if definition.items else self.tag
+
+    def encode(self, value: Struct) -> bytes:
+        out = bytearray(self.prefix)
+        self.write(out, value)
+        return bytes(out)
 
 
 def _primitive(name: str, args: tuple[TypeRef | int, ...]) -> Codec | None:
@@ -130,10 +113,11 @@ class Schema:
     def _build(self) -> None:
         defs = self.definitions
         for e in defs.enums.values():
-            members = {m.name: m.code for m in e.members}
-            # The functional Enum API is the point here: members come from the spec file.
-            enum_type = enum.Enum(e.name, members, module=__name__)  # type: ignore[misc]
-            enum_type.__doc__ = e.doc
+            enum_type = _generated(e.name, enum.Enum)
+            members = {m.name: m.value for m in enum_type}
+            if members != {m.name: m.code for m in e.members}:
+                raise NotationError(f"smpref/wire/messages.py: enum {e.name} does not match the "
+                                    "notation; regenerate it with 'smpref docs types'")
             self.enums[e.name] = enum_type
             self.codecs[e.name] = EnumCodec(e.name, enum_type, word=e.kind == "word")
         # Shells first, so that recursive types (ErrorType -> ProxyError -> ErrorType) resolve.
@@ -144,37 +128,42 @@ class Schema:
         for r in defs.records.values():
             codec = self.codecs[r.name]
             assert isinstance(codec, StructCodec)
-            self._bind(codec, r.name, r.items, Struct, {"__doc__": r.doc})
+            self._bind(codec, r.name, r.items)
         for u in defs.unions.values():
             ucodec = self.codecs[u.name]
             assert isinstance(ucodec, UnionCodec)
-            base = type(u.name, (Struct,), {"__slots__": (), "__doc__": u.doc})
+            base = _generated(u.name, Struct)
             ucodec.base = base
             self.classes[u.name] = base
             for v in u.variants:
                 vcodec = VariantCodec(f"{u.name}.{v.tag}", v.tag.encode("ascii"))
-                self._bind(vcodec, f"{u.name}_{v.tag}", v.items, base, {"__doc__": v.doc})
+                self._bind(vcodec, variant_class(u.name, v.tag), v.items)
                 ucodec.variants[vcodec.tag] = vcodec
-                setattr(base, v.tag, vcodec.cls)
         for m in defs.messages.values():
             mcodec = MessageCodec(m)
-            base_cls = Command if m.kind == "command" else Response
-            ns = {"__doc__": m.doc, "TAG": m.tag, "DEF": m}
-            self._bind(mcodec, m.tag, m.items, base_cls, ns)
+            cls = self._bind(mcodec, m.tag, m.items)
+            cls.DEF = m  # type: ignore[attr-defined]
             self.messages[mcodec.tag] = mcodec
 
-    def _bind(self, codec: StructCodec, class_name: str, items: tuple[Field | Literal, ...],
-              base: type[Struct], namespace: dict[str, Any]) -> None:
+    def _bind(self, codec: StructCodec, class_name: str, items: tuple[Field | Literal, ...]
+              ) -> type[Struct]:
+        """Attach ``codec`` to the generated class ``class_name`` (and it to the codec),
+        checking that the class has exactly the notation's fields, in order."""
         specs: list[FieldSpec | bytes] = []
         for item in items:
             if isinstance(item, Literal):
                 specs.append(item.value)
             else:
-                specs.append(FieldSpec(item.name, snake_case(item.name), self.codec_for(item.type)))
+                specs.append(FieldSpec(item.name, item.attr, self.codec_for(item.type)))
+        cls = _generated(class_name, Struct)
         attrs = [s.attr for s in specs if isinstance(s, FieldSpec)]
-        cls = make_struct_class(class_name, attrs, base, {**namespace, "CODEC": codec})
+        if [f.name for f in fields(cls)] != attrs:  # type: ignore[arg-type]
+            raise NotationError(f"smpref/wire/messages.py: {class_name} does not have the "
+                                "notation's fields; regenerate it with 'smpref docs types'")
+        cls.CODEC = codec
         codec.bind(specs, cls)
-        self.classes.setdefault(class_name, cls)
+        self.classes[class_name] = cls
+        return cls
 
     def codec_for(self, t: TypeRef) -> Codec:
         """Return the codec of a type reference."""
@@ -197,11 +186,20 @@ class Schema:
         return self.codecs[t.name]
 
 
+def _generated(name: str, base: type[T]) -> type[T]:
+    cls = getattr(messages, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise NotationError(f"smpref/wire/messages.py has no class {name}; regenerate it with "
+                            "'smpref docs types'")
+    return cls
+
+
 SCHEMA = Schema.build(load())
 
 
 def message_class(tag: str) -> type[Message]:
-    """Return the generated class of a command or response tag (e.g. ``"NEW"``)."""
+    """The class of a command or response tag (e.g. ``"NEW"``), for code that has a tag
+    from outside (JSON, the command line); code that knows the tag imports the class."""
     codec = SCHEMA.messages.get(tag.encode("ascii"))
     if codec is None:
         raise KeyError(f"no command or response {tag!r}")
@@ -210,22 +208,61 @@ def message_class(tag: str) -> type[Message]:
     return cls
 
 
-def type_class(name: str) -> type[Struct]:
-    """Return the generated class of a record or union (a union's variants are attributes)."""
-    return SCHEMA.classes[name]
+def decode_struct(cls: type[S], data: bytes) -> S:
+    """Decode exactly one value of a record (or union) class from ``data``, strictly.
 
-
-def enum_type(name: str) -> type[enum.Enum]:
-    """Return the generated enum of an enum definition (e.g. ``"ConnectionMode"``)."""
-    return SCHEMA.enums[name]
+    Raises:
+        WireError: the bytes are not one such value; the path starts with the class name.
+    """
+    r = Reader(data)
+    try:
+        value = cls.CODEC.read(r)
+        r.finish()
+    except WireError as exc:
+        raise exc.within(cls.__name__) from None
+    assert isinstance(value, cls)
+    return value
 
 
 def encode_message(message: Message) -> bytes:
-    """Return the wire bytes of a command or response (tag, then 0x20 and fields)."""
-    codec = message.CODEC
-    out = bytearray(codec.prefix)
-    codec.write(out, message)
-    return bytes(out)
+    """The wire bytes of a command or response (tag, then 0x20 and fields)."""
+    return message.CODEC.encode(message)
+
+
+# ---------------------------------------------------------------------------------------------
+# ERR: one text form for every ErrorType value
+
+
+def render_error(error: messages.ErrorType) -> str:
+    """An error as deployed SMP writes it after ``ERR ``: ``AUTH``, ``CMD SYNTAX``, ..."""
+    return error.encode().decode("utf-8", "replace")
+
+
+@cache
+def parse_error(text: str) -> messages.ErrorType:
+    """The ErrorType written ``text`` (the inverse of :func:`render_error`).
+
+    Raises:
+        WireError: ``text`` is not an ErrorType.
+    """
+    data = text.encode("utf-8")
+    r = Reader(data)
+    value = SCHEMA.codecs["ErrorType"].read(r)
+    r.finish()
+    assert isinstance(value, messages.ErrorType)
+    return value
+
+
+def wire_error(exc: SmprefError) -> messages.ErrorType:
+    """The one ``ERR`` an error reaching the wire is answered with (errors.py's
+    ``smp_error``).
+
+    Raises:
+        ValueError: ``exc`` is of a kind that never reaches the wire (a bug in the caller).
+    """
+    if exc.smp_error is None:
+        raise ValueError(f"{type(exc).__name__} never reaches the wire")
+    return parse_error(exc.smp_error)
 
 
 def decode_message(data: bytes, *, kind: str | None = None) -> Message:

@@ -17,7 +17,8 @@ from typing import Final
 from smpref.errors import BadValueError, BlockError, CredentialError, WireError
 from smpref.notation import MessageDef
 from smpref.wire.buffer import Reader, write_large, write_short_string
-from smpref.wire.schema import Message, decode_message
+from smpref.wire.schema import decode_message
+from smpref.wire.structs import Message
 
 BLOCK_SIZE: Final = 16384
 #: room for transmissions in one unencrypted block: 2 bytes of pad length and 1 count byte

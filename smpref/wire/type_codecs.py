@@ -10,18 +10,17 @@ Python values:
 * Bool -> bool; Word16, Word32, Int64 -> int; ShortString, Large, Tail, Bytes(n), Sealed(T)
   -> bytes; Text -> str; AuthKey, DhKey -> :class:`~smpref.wire.keys.PublicKey`;
   Maybe(T) -> value or None; List(T), NonEmpty(T) -> tuple.
-* enums -> members of a generated :class:`enum.Enum`; records and messages -> generated
-  frozen dataclasses (attributes in snake_case); unions -> one generated dataclass per variant.
+* enums, records, unions and messages -> the classes of :mod:`smpref.wire.messages`, generated
+  from the notation (attributes in snake_case; one class per union variant).
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, fields, make_dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import Any
 
 from smpref.errors import (
     BadTagError,
@@ -36,13 +35,9 @@ from smpref.wire.buffer import (
     write_short_string,
 )
 from smpref.wire.keys import KeyAlgorithm, PublicKey
+from smpref.wire.structs import Struct
 
 Json = Any
-
-
-def snake_case(name: str) -> str:
-    """``rcvAuthKey`` -> ``rcv_auth_key`` (the Python attribute of a notation field)."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
 class Codec(ABC):
@@ -392,35 +387,6 @@ class EnumCodec(Codec):
         return self.enum_type[data]
 
 
-class Struct:
-    """Base of every generated record, variant and message dataclass.
-
-    Generated classes are frozen, slotted and keyword-only; their constructor validates every
-    field (``__post_init__``) and names the field that is wrong. Attribute names are the
-    snake_case of the notation's field names.
-    """
-
-    __slots__ = ()
-    #: the codec that reads and writes this class (set on each generated class)
-    CODEC: ClassVar[StructCodec]
-
-    def __post_init__(self) -> None:
-        self.CODEC.validate_fields(self)
-
-    def encode(self) -> bytes:
-        """Return the wire bytes of this value."""
-        out = bytearray()
-        self.CODEC.write(out, self)
-        return bytes(out)
-
-    def to_json(self) -> Json:
-        return self.CODEC.to_json(self)
-
-    if TYPE_CHECKING:  # generated classes have these at run time; mypy cannot see them
-        def __init__(self, **fields: Any) -> None: ...
-        def __getattr__(self, name: str) -> Any: ...
-
-
 @dataclass(frozen=True, slots=True)
 class FieldSpec:
     """One field of a struct codec: notation name, attribute name, codec."""
@@ -464,6 +430,12 @@ class StructCodec(Codec):
                 raise exc.within(item.name) from None
             object.__setattr__(obj, item.attr, value)
         return obj
+
+    def encode(self, value: Struct) -> bytes:
+        """The encoding of one value."""
+        out = bytearray()
+        self.write(out, value)
+        return bytes(out)
 
     def write(self, out: bytearray, value: Struct) -> None:
         for item in self.items:
@@ -565,21 +537,3 @@ class VariantCodec(StructCodec):
     def __init__(self, type_name: str, tag: bytes) -> None:
         super().__init__(type_name)
         self.tag = tag
-
-
-def make_struct_class(
-    name: str, attrs: list[str], base: type[Struct], namespace: dict[str, Any]
-) -> type[Struct]:
-    """Create a frozen, slotted, keyword-only dataclass with the given attributes."""
-    cls = make_dataclass(
-        name,
-        [(a, Any) for a in attrs],
-        bases=(base,),
-        frozen=True,
-        slots=True,
-        kw_only=True,
-        namespace=namespace,
-    )
-    cls.__module__ = "smpref.wire.schema"
-    assert [f.name for f in fields(cls)] == attrs
-    return cls
