@@ -28,10 +28,11 @@ from smpref.transport.credentials import load_or_create
 from smpref.transport.framing import BlockStream, ConnectionClosedError
 from smpref.transport.handshake import HandshakeError, accept
 from smpref.transport.tls import server_context, session_id
+from smpref.wire.blocks import decode_batch, pad
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import IDS, MSG
 from smpref.wire.schema import decode_message
-from smpref.wire.transmission import Transmission, check_credentials, decode_batch, pad
+from smpref.wire.transmission import Transmission, check_credentials
 
 QUOTA = 128
 MAX_BODY = 16048

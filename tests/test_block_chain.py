@@ -8,7 +8,7 @@ from reqs import req
 from smpref.crypto.block_chain import BlockChain, chain_keys
 from smpref.crypto.primitives import x25519, x25519_public
 from smpref.errors import BlockError
-from smpref.wire.transmission import BLOCK_SIZE, encode_batch
+from smpref.wire.blocks import BLOCK_SIZE, encode_batch
 
 
 @req("TRANS-10", "TRANS-2")

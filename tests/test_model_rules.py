@@ -25,6 +25,7 @@ from smpref.testing.differential import DifferentialLoopback
 from smpref.testing.loopback import Connection, Loopback, Reply
 from smpref.testing.queue_machine import error_of
 from smpref.wire import message_class
+from smpref.wire.blocks import unpad
 from smpref.wire.messages import (
     ACK,
     DEL,
@@ -53,7 +54,7 @@ from smpref.wire.messages import (
     RecordKind,
     SubscriptionMode,
 )
-from smpref.wire.transmission import Transmission, unpad
+from smpref.wire.transmission import Transmission
 
 Mode = ConnectionMode
 SubMode = SubscriptionMode

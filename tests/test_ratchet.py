@@ -13,7 +13,7 @@ from reqs import req
 
 from smpref.crypto import ratchet as r
 from smpref.crypto.primitives import x25519_public
-from smpref.model.environment import SeededRandom
+from smpref.crypto.randomness import SeededRandom
 
 OWNER = hashlib.sha256(b"owner").digest()
 

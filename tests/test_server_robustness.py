@@ -24,7 +24,8 @@ from smpref.client import SmpClient
 from smpref.conform.context import Context, M
 from smpref.errors import BlockError
 from smpref.transport.tls import client_context
-from smpref.wire.transmission import Transmission, decode_batch, encode_batch
+from smpref.wire.blocks import decode_batch, encode_batch
+from smpref.wire.transmission import Transmission
 
 TIMEOUT = 10.0
 #: examples per fuzz test: a share of the profile's (ci 60, long 2000), each one a TLS connection

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from smpref.client.core import LinkKeys, make_link_blob
-from smpref.model.environment import SeededRandom
+from smpref.crypto.randomness import SeededRandom
 from smpref.text.addresses import parse_server_address
 from smpref.text.short_links import parse_short_link
 from smpref.wire import (

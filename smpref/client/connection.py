@@ -33,17 +33,18 @@ from smpref.client.core import (
     ClientSession,
 )
 from smpref.crypto.primitives import CryptoError, secretbox_open
+from smpref.crypto.randomness import Random
 from smpref.errors import BlockError, WireError
-from smpref.model.environment import Random
 from smpref.text.addresses import ServerAddress, parse_server_address
 from smpref.transport.framing import BlockStream, ConnectionClosedError
 from smpref.transport.handshake import Connected, HandshakeError, connect
 from smpref.transport.tls import client_context, session_id
 from smpref.transport.versions import Negotiated
+from smpref.wire.blocks import unpad
 from smpref.wire.buffer import Reader
 from smpref.wire.schema import decode_message
 from smpref.wire.structs import Message
-from smpref.wire.transmission import Transmission, unpad
+from smpref.wire.transmission import Transmission
 
 __all__ = ["ClientError", "Reply", "SmpClient", "UnsupportedError"]
 

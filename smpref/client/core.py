@@ -20,9 +20,10 @@ from smpref.crypto.primitives import (
     secretbox_open,
     x25519_public,
 )
+from smpref.crypto.randomness import Random
 from smpref.crypto.ratchet import ClientRatchet, Received
 from smpref.errors import BlockError, WireError
-from smpref.model.environment import Random
+from smpref.wire.blocks import unpad
 from smpref.wire.buffer import Reader
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
@@ -36,7 +37,7 @@ from smpref.wire.messages import (
 )
 from smpref.wire.schema import decode_message
 from smpref.wire.structs import Message
-from smpref.wire.transmission import Transmission, authorized_bytes, unpad
+from smpref.wire.transmission import Transmission, authorized_bytes
 
 #: how many opened message IDs an owner remembers (at least a full queue's worth)
 OPENED_MEMORY = 1024

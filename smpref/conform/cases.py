@@ -25,6 +25,7 @@ from smpref.model.config import DAY
 from smpref.text.addresses import parse_server_address
 from smpref.transport.framing import BlockStream
 from smpref.transport.tls import client_context
+from smpref.wire.blocks import encode_batch
 from smpref.wire.buffer import write_large, write_short_string
 from smpref.wire.hellos import ClientHello, ServerHello
 from smpref.wire.messages import (
@@ -47,7 +48,7 @@ from smpref.wire.messages import (
     LinkPartPriority,
     MsgFlags,
 )
-from smpref.wire.transmission import Transmission, authorized_bytes, encode_batch
+from smpref.wire.transmission import Transmission, authorized_bytes
 
 CaseFunction = Callable[[Context], Awaitable[str | None]]
 

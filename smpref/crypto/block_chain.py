@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from smpref.crypto.primitives import CryptoError, hkdf_sha512, sb_decrypt, sb_encrypt
 from smpref.errors import BlockError
-from smpref.wire.transmission import BLOCK_SIZE, pad, unpad
+from smpref.wire.blocks import BLOCK_SIZE, pad, unpad
 
 CHAIN_INIT_INFO = b"SimpleXSbChainInit"
 CHAIN_INFO = b"SimpleXSbChain"

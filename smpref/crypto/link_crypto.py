@@ -18,7 +18,7 @@ from smpref.crypto.primitives import (
     secretbox_open,
 )
 from smpref.errors import BlockError
-from smpref.wire.transmission import pad, unpad
+from smpref.wire.blocks import pad, unpad
 
 LINK_DATA_INFO = b"SimpleXLinkData"
 #: part plaintexts are padded to a multiple of this, so sizes leak only coarsely (LINK-4)

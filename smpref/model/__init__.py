@@ -1,25 +1,27 @@
-"""The reference model: a pure, sans-IO SMP server and the client-side helper.
+"""The reference model: a pure, sans-IO SMP server.
 
 ``Server`` processes transmissions against a ``QueueStore`` with an injected clock and random
-source; ``ClientSession`` builds authorized transmissions, link data and reads responses.
+source; :mod:`smpref.model.rules` is the table that decides every outcome, and
+:mod:`smpref.model.effects` what each accepted command does. The client side lives in
+:mod:`smpref.client.core`; what tests the model lives in :mod:`smpref.testing`.
 """
 
 from __future__ import annotations
 
 from smpref.model.config import DAY, ServerConfig
-from smpref.model.environment import Clock, ManualClock, Random, SeededRandom
+from smpref.model.delivery import Outgoing
+from smpref.model.environment import Clock, ManualClock
 from smpref.model.queue_store import MemoryStore, QueueStore
-from smpref.model.server import Outgoing, Server
+from smpref.model.server import Observer, Server
 
 __all__ = [
     "DAY",
     "Clock",
     "ManualClock",
     "MemoryStore",
+    "Observer",
     "Outgoing",
     "QueueStore",
-    "Random",
-    "SeededRandom",
     "Server",
     "ServerConfig",
 ]

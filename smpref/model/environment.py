@@ -1,17 +1,13 @@
-"""What the model gets from outside: a clock and a random source, both injected.
+"""The clock the model gets from outside.
 
-The model never reads the wall clock or ``os.urandom``: a server passes a real clock and
-``os.urandom``; tests, state machines and Spark tasks pass :class:`ManualClock` and
-:class:`SeededRandom`, so that a seed reproduces a run exactly.
+The model never reads the wall clock: a server passes a real clock; tests, state machines and
+campaigns pass :class:`ManualClock`, so that a run does not depend on when it runs. Randomness
+is injected the same way (:mod:`smpref.crypto.randomness`).
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
 from typing import Protocol
-
-Random = Callable[[int], bytes]
 
 
 class Clock(Protocol):
@@ -33,18 +29,3 @@ class ManualClock:
         if seconds < 0:
             raise ValueError("time does not go backwards")
         self.time += seconds
-
-
-class SeededRandom:
-    """Deterministic bytes from a seed: SHAKE-256 over ``seed || counter`` per call.
-
-    Not for production keys; for reproducible tests and runs only.
-    """
-
-    def __init__(self, seed: bytes | int) -> None:
-        self.seed = seed if isinstance(seed, bytes) else seed.to_bytes(16, "big", signed=True)
-        self.counter = 0
-
-    def __call__(self, n: int) -> bytes:
-        self.counter += 1
-        return hashlib.shake_256(self.seed + self.counter.to_bytes(8, "big")).digest(n)

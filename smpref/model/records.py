@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from smpref.crypto.ratchet import RatchetState
+from smpref.model.states import QueueStatus, Security
 from smpref.wire.keys import PublicKey
+from smpref.wire.messages import ConnectionMode, LinkBlob, RecordKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +28,7 @@ class Link:
     """
 
     link_id: bytes
-    blob: Any
+    blob: LinkBlob
     blob_size: int
     drop_on_send: bool = False
 
@@ -42,18 +43,26 @@ class QueueRecord:
     owner_key: bytes  # rcvDhKey's raw X25519 public key: the queue encryption key (QENC-1)
     server_dh_public: bytes  # returned in IDS
     sender_id: bytes
-    mode: Any  # a ConnectionMode member
+    mode: ConnectionMode
     ratchet: RatchetState
     updated_at: int  # UTC day number (QUEUE-5)
     sender_key: PublicKey | None = None
     link: Link | None = None
     notifier: Notifier | None = None
-    suspended: bool = False
+    status: QueueStatus = QueueStatus.ACTIVE
     can_write: bool = True  # False from ERR QUOTA until the queue is empty (MSG-6)
 
     @property
     def secured(self) -> bool:
         return self.sender_key is not None
+
+    @property
+    def security(self) -> Security:
+        return Security.SECURED if self.sender_key is not None else Security.UNSECURED
+
+    @property
+    def suspended(self) -> bool:
+        return self.status is QueueStatus.SUSPENDED
 
     def ids(self) -> dict[str, bytes]:
         """The queue's IDs by role."""
@@ -84,5 +93,5 @@ class StoredRecord:
     msg_id: bytes
     timestamp: int
     notification: bool
-    kind: Any  # a RecordKind member
+    kind: RecordKind
     data: bytes

@@ -36,6 +36,9 @@ ENTITY_KINDS = (
     "any",
 )
 AUTH_RULES = ("required", "forbidden", "optional", "when")
+#: which key verifies a command's authorization: a key of the queue the entity ID names, a
+#: key the command itself carries (``field``), or none
+SIGNERS = ("recipient_key", "sender_key", "notifier_key", "field", "none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +150,8 @@ class MessageDef:
         entity: what the transmission's entity ID is (ENTITY_KINDS).
         auth: the credential rule (AUTH_RULES); "forbidden" for responses.
         auth_field: for ``auth when(field)``: the Maybe field whose presence requires auth.
+        signer: which key verifies the authorization (SIGNERS).
+        signer_field: for ``signer field(name)``: the field that carries that key.
         responds: the response tags a command may be answered with (ERR always may).
     """
 
@@ -157,6 +162,8 @@ class MessageDef:
     entity: str
     auth: str = "forbidden"
     auth_field: str = ""
+    signer: str = "none"
+    signer_field: str = ""
     responds: tuple[str, ...] = ()
     doc: str = ""
     requirements: tuple[str, ...] = ()
@@ -166,6 +173,11 @@ class MessageDef:
     @property
     def fields(self) -> tuple[Field, ...]:
         return tuple(i for i in self.items if isinstance(i, Field))
+
+    @property
+    def signer_attr(self) -> str:
+        """The Python attribute of ``signer field(name)``'s field ("" for other signers)."""
+        return snake_case(self.signer_field) if self.signer_field else ""
 
 
 @dataclass(frozen=True)

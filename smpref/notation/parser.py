@@ -81,6 +81,9 @@ class _ToDefinitions(Transformer[Token, Any]):
         arg = str(items[1]) if len(items) > 1 else ""
         return ("auth", (rule, arg))
 
+    def signer_attr(self, items: list[Token]) -> tuple[str, tuple[str, str]]:
+        return ("signer", (str(items[0]), str(items[1]) if len(items) > 1 else ""))
+
     def responses_attr(self, items: list[Token]) -> tuple[str, tuple[str, ...]]:
         return ("responds", tuple(str(t) for t in items))
 
@@ -145,6 +148,7 @@ class _ToDefinitions(Transformer[Token, Any]):
         doc = next((r for r in rest if isinstance(r, str)), "")
         attrs = _Attributes(rest)
         auth_rule, auth_field = attrs.get("auth", ("forbidden", ""))
+        signer, signer_field = attrs.get("signer", ("none", ""))
         return MessageDef(
             kind=str(kind),
             tag=str(tag),
@@ -153,6 +157,8 @@ class _ToDefinitions(Transformer[Token, Any]):
             entity=attrs.get("entity"),
             auth=auth_rule,
             auth_field=auth_field,
+            signer=signer,
+            signer_field=signer_field,
             responds=attrs.get("responds", ()),
             doc=doc,
             requirements=attrs.get("requirements", ()),
@@ -332,7 +338,7 @@ class _Checker:
         self._check_items(where, msg.items)
         if msg.kind == "command":
             self._check_command(where, msg)
-        elif msg.party != "server" or msg.auth != "forbidden":
+        elif msg.party != "server" or msg.auth != "forbidden" or msg.signer != "none":
             raise NotationError(f"{where}: responses are sent by the server, unauthorized")
 
     def _check_command(self, where: str, msg: MessageDef) -> None:
@@ -354,3 +360,20 @@ class _Checker:
                 raise NotationError(f"{where}: auth when(...) must name a Maybe field")
         elif msg.auth_field:
             raise NotationError(f"{where}: only auth when(...) takes a field")
+        self._check_signer(where, msg)
+
+    def _check_signer(self, where: str, msg: MessageDef) -> None:
+        if (msg.signer == "none") != (msg.auth == "forbidden"):
+            raise NotationError(f"{where}: a command is authorized exactly when it has a signer")
+        if msg.signer == "field":
+            target = next((f for f in msg.fields if f.name == msg.signer_field), None)
+            key = target.type if target is not None else None
+            if key is not None and key.name == "Maybe" and isinstance(key.args[0], TypeRef):
+                key = key.args[0]
+            if key is None or key.name != "AuthKey":
+                raise NotationError(f"{where}: signer field(...) must name an AuthKey field")
+        elif msg.signer_field:
+            raise NotationError(f"{where}: only signer field(...) takes a field")
+        elif msg.signer != "none" and msg.entity in ("none", "link_key"):
+            raise NotationError(f"{where}: a queue key signs only commands whose entity ID "
+                                "names a queue")

@@ -25,7 +25,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from smpref.errors import NotAStoreError, StoreCorruptError, StoreError, WireError
 from smpref.model.environment import Clock
@@ -52,8 +51,8 @@ from smpref.store.lines import (
     read_log,
     unb64,
 )
-from smpref.wire.buffer import Reader
 from smpref.wire.messages import LinkBlob
+from smpref.wire.schema import decode_struct
 
 MARKER = "smpref-store"
 USAGE = "usage.log"
@@ -107,7 +106,7 @@ class _Queue:
     stored: StoredQueue | None = None  # committed queue_rec.log line; None for a new queue
     state: QueueState | None = None  # committed queue_state.log line
     committed_records: list[StoredRecord] = field(default_factory=list)
-    committed_blob: Any = None  # the committed blob value: the same object means unchanged
+    committed_blob: LinkBlob | None = None  # the committed blob: the same object means unchanged
     line_sizes: list[int] = field(default_factory=list)  # bytes of each committed live line
     rec_body: bytes = b""  # the committed record line with ver=0, to see what changed
     size: int = 0  # cached_bytes() when last loaded or committed (for the LRU's byte bound)
@@ -480,7 +479,7 @@ class JournalStore(QueueStore):
         if bad is not None:
             raise StoreCorruptError(path, bad[1], line=bad[0])
 
-    def _recover_blob(self, folder: str, meta: LinkMeta | None) -> Any:
+    def _recover_blob(self, folder: str, meta: LinkMeta | None) -> LinkBlob | None:
         """The committed blob (STORE-4): restore ``blob.data.bak`` first, as seed 001 says;
         if ``blob.data`` is not the committed blob (a crash before the commit point), the
         timestamped copy that is becomes ``blob.data`` again."""
@@ -500,9 +499,7 @@ class JournalStore(QueueStore):
                 raise StoreCorruptError(f"{folder}/{BLOB}", "no copy of the blob matches the "
                                         f"digest in {REC}")
         try:
-            reader = Reader(data)
-            blob = LinkBlob.CODEC.read(reader)
-            reader.finish()
+            blob = decode_struct(LinkBlob, data)
         except WireError as exc:
             raise StoreCorruptError(f"{folder}/{BLOB}", f"not a LinkBlob: {exc}") from None
         return blob

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from smpref.crypto.ratchet import RatchetState
 from smpref.errors import WireError
 from smpref.model.records import Link, Notifier, QueueRecord, StoredRecord
+from smpref.model.states import QueueStatus
 from smpref.store.lines import LineError, b64, unb64
 from smpref.wire.keys import AUTH_ALGORITHMS, PublicKey
-from smpref.wire.messages import ConnectionMode, RecordKind
+from smpref.wire.messages import ConnectionMode, LinkBlob, RecordKind
 
 FORMAT_VERSION = "1"
 T = TypeVar("T")
@@ -123,7 +124,7 @@ class StoredQueue:
     owner_key: bytes
     server_dh_public: bytes
     sender_id: bytes
-    mode: Any
+    mode: ConnectionMode
     updated_at: int
     suspended: bool
     sender_key: PublicKey | None
@@ -137,19 +138,24 @@ class StoredQueue:
                    queue.owner_key, queue.server_dh_public, queue.sender_id, queue.mode,
                    queue.updated_at, queue.suspended, queue.sender_key, link, queue.notifier)
 
-    def queue(self, blob: Any, ratchet: RatchetState, can_write: bool) -> QueueRecord:
+    def queue(self, blob: LinkBlob | None, ratchet: RatchetState, can_write: bool
+              ) -> QueueRecord:
+        """The record, with the blob read from blob.data (None when it has no link)."""
         link = None
         if self.link is not None:
+            assert blob is not None, "a queue with a link has a blob"
             link = Link(self.link.link_id, blob, self.link.size, self.link.drop_on_send)
         return QueueRecord(
             recipient_id=self.recipient_id, recipient_key=self.recipient_key,
             rcv_dh_secret=self.rcv_dh_secret, owner_key=self.owner_key,
             server_dh_public=self.server_dh_public, sender_id=self.sender_id, mode=self.mode,
             ratchet=ratchet, updated_at=self.updated_at, sender_key=self.sender_key,
-            link=link, notifier=self.notifier, suspended=self.suspended, can_write=can_write)
+            link=link, notifier=self.notifier,
+            status=QueueStatus.SUSPENDED if self.suspended else QueueStatus.ACTIVE,
+            can_write=can_write)
 
 
-def _mode(text: str) -> Any:
+def _mode(text: str) -> ConnectionMode:
     for mode in ConnectionMode:
         if mode.value.decode() == text:
             return mode

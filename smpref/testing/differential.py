@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
+from smpref.crypto.randomness import SeededRandom
 from smpref.model.config import ServerConfig
-from smpref.model.environment import SeededRandom
 from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.records import QueueRecord
 from smpref.model.server import Server

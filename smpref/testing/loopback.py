@@ -12,8 +12,9 @@ from typing import Any
 
 from smpref.client.core import AuthKeyPair, ClientSession, decode_response
 from smpref.crypto.primitives import x25519_public
+from smpref.crypto.randomness import Random, SeededRandom
 from smpref.model.config import ServerConfig
-from smpref.model.environment import ManualClock, Random, SeededRandom
+from smpref.model.environment import ManualClock
 from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.server import Server
 from smpref.wire.structs import Message

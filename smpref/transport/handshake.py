@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from smpref.crypto.primitives import CryptoError, x25519, x25519_public
+from smpref.crypto.randomness import Random
 from smpref.errors import WireError
-from smpref.model.environment import Random
 from smpref.transport.credentials import ServerCredentials
 from smpref.transport.framing import BlockStream
 from smpref.transport.tls import IdentityError, check_identity

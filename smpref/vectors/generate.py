@@ -14,9 +14,9 @@ from smpref.client.core import LinkKeys
 from smpref.crypto.block_chain import CHAIN_INFO, CHAIN_INIT_INFO
 from smpref.crypto.link_crypto import LINK_DATA_INFO, link_data_key, seal_link_response, seal_part
 from smpref.crypto.primitives import cb_nonce, hkdf_sha512, x25519_public
+from smpref.crypto.randomness import SeededRandom
 from smpref.crypto.ratchet import LABEL_MESSAGE, LABEL_NEXT, LABEL_ROTATION, LABEL_UPDATE
 from smpref.errors import UriSyntaxError
-from smpref.model.environment import SeededRandom
 from smpref.text.short_links import parse_short_link
 from smpref.vectors.vector_sets import Json, VectorSet
 from smpref.wire.messages import (
@@ -388,7 +388,7 @@ def ratchet_groups() -> list[Json]:
 def _msg_bodies(random: SeededRandom, owner: bytes, records: list[Any]) -> list[Json]:
     """MSG's encBody (QENC-7): RcvMessage padded to 16106 and boxed with rcvDhSecret."""
     from smpref.crypto.primitives import box_key, secretbox
-    from smpref.wire.transmission import pad
+    from smpref.wire.blocks import pad
 
     rcv_message = RcvMessage
     flags = RcvMsgFlags
@@ -503,7 +503,7 @@ BLOCK = VectorSet(
 def block_groups() -> list[Json]:
     from smpref.crypto.block_chain import BlockChain, chain_keys
     from smpref.crypto.primitives import x25519
-    from smpref.wire.transmission import encode_batch, encode_block, pad
+    from smpref.wire.blocks import encode_batch, encode_block, pad
 
     random = SeededRandom(b"vectors block")
     pads = [_test(f"pad {len(c)} bytes to {n}", ["ENC-1"], content=c, paddedSize=n,
@@ -894,7 +894,7 @@ NOTIFICATION = VectorSet(
 
 def notification_groups() -> list[Json]:
     from smpref.crypto.primitives import box_key, secretbox
-    from smpref.wire.transmission import pad
+    from smpref.wire.blocks import pad
 
     random = SeededRandom(b"vectors notification")
     tests = []

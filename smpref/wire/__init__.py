@@ -7,6 +7,16 @@ of :mod:`smpref.wire.messages` (:mod:`smpref.wire.schema`).
 
 from __future__ import annotations
 
+from smpref.wire.blocks import (
+    BLOCK_SIZE,
+    batch_transmissions,
+    decode_batch,
+    decode_block,
+    encode_batch,
+    encode_block,
+    pad,
+    unpad,
+)
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.schema import (
     SCHEMA,
@@ -19,19 +29,7 @@ from smpref.wire.schema import (
     render_error,
 )
 from smpref.wire.structs import Command, Message, Response
-from smpref.wire.transmission import (
-    BLOCK_SIZE,
-    Transmission,
-    batch_transmissions,
-    check_credentials,
-    decode_batch,
-    decode_block,
-    decode_transmission_message,
-    encode_batch,
-    encode_block,
-    pad,
-    unpad,
-)
+from smpref.wire.transmission import Transmission, check_credentials, decode_transmission_message
 
 __all__ = [
     "BLOCK_SIZE",

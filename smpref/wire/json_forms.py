@@ -9,15 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from smpref.errors import BadValueError, WireError
+from smpref.wire.blocks import decode_batch, decode_block, encode_batch, encode_block
 from smpref.wire.schema import decode_message, message_from_json, message_to_json
-from smpref.wire.transmission import (
-    Transmission,
-    check_credentials,
-    decode_batch,
-    decode_block,
-    encode_batch,
-    encode_block,
-)
+from smpref.wire.transmission import Transmission, check_credentials
 from smpref.wire.type_codecs import Json
 
 _TX_KEYS = {"authorization", "serviceSignature", "corrId", "entityId", "message",

@@ -1,0 +1,310 @@
+"""What each accepted command does: its effect on the store and the sessions, and its answers.
+
+An effect runs only after the rule table (:mod:`smpref.model.rules`) accepted the command, so
+it decides nothing: every check is a rule there. Each effect returns the transmissions to send,
+the command's own answer first. :data:`EFFECTS` maps each rule's ``effect`` name to its
+function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, TypeVar, cast
+
+from smpref.crypto import ratchet
+from smpref.crypto.primitives import x25519_public
+from smpref.model import delivery
+from smpref.model.delivery import Outgoing, deliver_first, enqueue, push_to_subscriber
+from smpref.model.records import Link, Notifier, QueueRecord
+from smpref.model.states import QueueStatus, SessionMode
+from smpref.model.step import Step, queue_mode
+from smpref.wire.keys import KeyAlgorithm, PublicKey
+from smpref.wire.messages import (
+    ACK,
+    COUNT,
+    DEL,
+    GET,
+    IDS,
+    KEY,
+    LGET,
+    LINK,
+    LSET,
+    NDEL,
+    NEW,
+    NSUB,
+    OFF,
+    OK,
+    PING,
+    PONG,
+    SEND,
+    SKEY,
+    SUB,
+    ConnectionMode,
+    LinkBlob,
+    RecordKind,
+    ServerNtfCreds,
+    SubscriptionMode,
+)
+from smpref.wire.structs import Command, Response
+
+if TYPE_CHECKING:
+    from smpref.model.server import Server, Session
+
+C = TypeVar("C", bound=Command)
+Effect = Callable[[Step[Command]], list[Outgoing]]
+
+#: every effect a rule of the table can name
+EFFECTS: dict[str, Effect] = {}
+
+
+def effect(name: str) -> Callable[[Callable[[Step[C]], list[Outgoing]]],
+                                  Callable[[Step[C]], list[Outgoing]]]:
+    """Register the effect ``name``. The cast is sound: the server runs the effect of a rule
+    only with a step of that rule's command."""
+    def register(function: Callable[[Step[C]], list[Outgoing]]
+                 ) -> Callable[[Step[C]], list[Outgoing]]:
+        EFFECTS[name] = cast(Effect, function)
+        return function
+    return register
+
+
+def answer(step: Step[C], message: Response, entity_id: bytes | None = None) -> Outgoing:
+    """The answer to the step's command, on its session, with its corrId."""
+    entity = step.tx.entity_id if entity_id is None else entity_id
+    return Outgoing(step.session.session_id, step.tx.corr_id, entity, message)
+
+
+def link_of(link_id: bytes, blob: LinkBlob, drop_on_send: bool = False) -> Link:
+    return Link(link_id, blob, len(blob.encode()), drop_on_send)
+
+
+# --- creating and securing -------------------------------------------------------------------
+
+
+@effect("NEW")
+def _new(step: Step[NEW]) -> list[Outgoing]:
+    server, cmd = step.server, step.command
+    material = step.material()
+    assert material.rcv_dh_secret is not None and material.ntf_dh_secret is not None
+    mode = queue_mode(cmd)
+    link = cmd.queue_request.queue_link if cmd.queue_request is not None else None
+    owner_key = cmd.rcv_dh_key.raw
+    state, initial = ratchet.start(owner_key, server.random)
+    notifier, ntf_creds = None, None
+    ntf = cmd.ntf_request
+    if ntf is not None:
+        notifier = Notifier(ntf.notifier_id, ntf.ntf_auth_key, material.ntf_dh_secret)
+        ntf_creds = ServerNtfCreds(
+            notifier_id=ntf.notifier_id,
+            srv_ntf_dh_key=PublicKey(KeyAlgorithm.X25519, x25519_public(material.ntf_secret)))
+    queue = QueueRecord(
+        recipient_id=material.recipient_id,
+        recipient_key=cmd.rcv_auth_key,
+        rcv_dh_secret=material.rcv_dh_secret,
+        owner_key=owner_key,
+        server_dh_public=x25519_public(material.server_secret),
+        sender_id=material.sender_id,
+        mode=mode,
+        ratchet=state,
+        updated_at=server.today(),
+        link=link_of(link.link_id, link.enc_link_data) if link else None,
+        notifier=notifier,
+    )
+    server.store.put(queue)
+    enqueue(server, queue, RecordKind.Initial, initial, notification=False)
+    ids = IDS(rcv_id=queue.recipient_id, snd_id=queue.sender_id,
+              rcv_public_dh_key=PublicKey(KeyAlgorithm.X25519, queue.server_dh_public),
+              queue_mode=mode, link_id=link.link_id if link else None, service_id=None,
+              server_ntf_creds=ntf_creds)
+    out = [answer(step, ids, entity_id=b"")]
+    if cmd.sub_mode is SubscriptionMode.Subscribe:
+        out += subscribe(server, step.session, queue, corr_id=None)
+    return out
+
+
+def secure(server: Server, queue: QueueRecord, key: PublicKey, *, by_lget: bool
+           ) -> QueueRecord:
+    """KEY, SKEY and LGET with a key (CMD-13, CMD-14, LINK-7). The same key again changes
+    nothing; securing drops an invitation's link data at once, or at the first SEND when LGET
+    secured it (LINK-11)."""
+    if queue.sender_key is not None:
+        return queue
+    link = queue.link
+    if link is not None and queue.mode is ConnectionMode.Invitation:
+        server.observe("link.drop-pending" if by_lget else "link.dropped", ("LINK-11",))
+        link = replace(link, drop_on_send=True) if by_lget else None
+    secured = replace(server.touch(queue), sender_key=key, link=link)
+    server.store.put(secured)
+    return secured
+
+
+@effect("KEY")
+def _key(step: Step[KEY]) -> list[Outgoing]:
+    secure(step.server, step.found(), step.command.sender_key, by_lget=False)
+    return [answer(step, OK())]
+
+
+@effect("SKEY")
+def _skey(step: Step[SKEY]) -> list[Outgoing]:
+    secure(step.server, step.found(), step.command.sender_key, by_lget=False)
+    return [answer(step, OK())]
+
+
+@effect("LSET")
+def _lset(step: Step[LSET]) -> list[Outgoing]:
+    queue = step.found()
+    assert queue.link is not None
+    step.server.store.put(replace(queue, link=link_of(queue.link.link_id,
+                                                      step.command.enc_link_data)))
+    return [answer(step, OK())]
+
+
+@effect("LGET")
+def _lget(step: Step[LGET]) -> list[Outgoing]:
+    if step.command.sender_key is not None:
+        secure(step.server, step.found(), step.command.sender_key, by_lget=True)
+    sealed = step.link_response()
+    assert sealed is not None
+    return [answer(step, LINK(sealed=sealed))]
+
+
+@effect("NDEL")
+def _ndel(step: Step[NDEL]) -> list[Outgoing]:
+    server, queue = step.server, step.found()
+    if queue.notifier is not None:
+        sid = server.notifier_subscribers.pop(queue.recipient_id, None)
+        if sid in server.sessions:
+            server.sessions[sid].notifications.discard(queue.recipient_id)
+        server.store.put(replace(queue, notifier=None))
+    return [answer(step, OK())]
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def subscribe(server: Server, session: Session, queue: QueueRecord, corr_id: bytes | None
+              ) -> list[Outgoing]:
+    """Subscribe a session (MSG-2); corr_id None: no OK (NEW with Subscribe). A previous
+    subscriber on another session gets END (CMD-33); the first record is delivered, again if it
+    was in flight on this session."""
+    rid = queue.recipient_id
+    out: list[Outgoing] = []
+    previous = server.subscribers.get(rid)
+    if previous is not None and previous != session.session_id:
+        old = server.sessions.get(previous)
+        if old is not None:
+            old.modes.pop(rid, None)
+            old.delivered.pop(rid, None)
+            out.append(delivery.end(server, previous, rid, "CMD-33"))
+    server.subscribers[rid] = session.session_id
+    session.modes[rid] = SessionMode.SUBSCRIBED
+    session.delivered.pop(rid, None)  # a repeated SUB delivers the pending message again
+    queue = server.touch(queue)
+    server.store.put(queue)
+    if corr_id is not None:
+        out.append(Outgoing(session.session_id, corr_id, rid, OK()))
+    msg = deliver_first(server, session, queue, b"")
+    return out + ([msg] if msg else [])
+
+
+@effect("SUB")
+def _sub(step: Step[SUB]) -> list[Outgoing]:
+    return subscribe(step.server, step.session, step.found(), step.tx.corr_id)
+
+
+@effect("GET")
+def _get(step: Step[GET]) -> list[Outgoing]:
+    queue = step.found()
+    step.session.modes[queue.recipient_id] = SessionMode.GETTING
+    msg = deliver_first(step.server, step.session, queue, step.tx.corr_id)
+    return [msg] if msg else [answer(step, OK())]
+
+
+@effect("ACK")
+def _ack(step: Step[ACK]) -> list[Outgoing]:
+    server, session, queue = step.server, step.session, step.found()
+    rid = queue.recipient_id
+    delivered = session.delivered.pop(rid)
+    server.store.remove(rid, delivered)
+    queue = server.reopen_if_empty(queue)
+    if session.modes.get(rid) is SessionMode.SUBSCRIBED:
+        msg = deliver_first(server, session, queue, step.tx.corr_id)
+        if msg is not None:
+            return [msg]
+    return [answer(step, OK())]
+
+
+# --- sending -----------------------------------------------------------------------------------
+
+
+@effect("SEND")
+def _send(step: Step[SEND]) -> list[Outgoing]:
+    server, cmd = step.server, step.command
+    queue = step.found()
+    state = queue.ratchet
+    if state.since_update >= server.config.ratchet_update_interval:
+        server.observe("ratchet.update", ("QENC-4",))
+        state, update = ratchet.update(state, queue.owner_key, server.random)
+        enqueue(server, queue, RecordKind.Update, update, notification=False)
+    state, record_bytes = ratchet.encrypt(state, cmd.body)
+    notification = cmd.flags.notification
+    stored = enqueue(server, queue, RecordKind.Message, record_bytes, notification)
+    link = queue.link
+    if link is not None and link.drop_on_send:
+        server.observe("link.dropped", ("LINK-11",))
+        link = None
+    queue = replace(server.touch(queue), ratchet=state, link=link)
+    server.store.put(queue)
+    out = [answer(step, OK())]
+    out += push_to_subscriber(server, queue)
+    if notification and queue.notifier is not None:
+        out += delivery.notify(server, queue, stored)
+    return out
+
+
+@effect("quota-marker")
+def _quota_marker(step: Step[SEND]) -> list[Outgoing]:
+    """The queue just became full: store the quota marker and hold QUOTA until it is empty
+    (MSG-6). The rule answers ``ERR QUOTA`` after this."""
+    server, queue = step.server, step.found()
+    enqueue(server, queue, RecordKind.Quota, ratchet.quota_marker(queue.ratchet), False)
+    server.store.put(replace(queue, can_write=False))
+    return []
+
+
+# --- notifications, suspension, deletion, keep-alive -------------------------------------------
+
+
+@effect("NSUB")
+def _nsub(step: Step[NSUB]) -> list[Outgoing]:
+    server, session, queue = step.server, step.session, step.found()
+    rid = queue.recipient_id
+    out = []
+    previous = server.notifier_subscribers.get(rid)
+    if previous is not None and previous != session.session_id and previous in server.sessions:
+        server.sessions[previous].notifications.discard(rid)
+        out.append(delivery.end(server, previous, step.tx.entity_id, "CMD-33"))
+    server.notifier_subscribers[rid] = session.session_id
+    session.notifications.add(rid)
+    return [*out, answer(step, OK())]
+
+
+@effect("OFF")
+def _off(step: Step[OFF]) -> list[Outgoing]:
+    server, queue = step.server, step.found()
+    if queue.status is not QueueStatus.SUSPENDED:
+        server.store.put(replace(queue, status=QueueStatus.SUSPENDED))
+    count = len(server.store.records(queue.recipient_id))
+    return [answer(step, COUNT(remaining=count))]
+
+
+@effect("DEL")
+def _del(step: Step[DEL]) -> list[Outgoing]:
+    out = step.server.delete_queue(step.found(), except_session=step.session.session_id)
+    return [*out, answer(step, OK())]
+
+
+@effect("PING")
+def _ping(step: Step[PING]) -> list[Outgoing]:
+    return [answer(step, PONG(), entity_id=b"")]

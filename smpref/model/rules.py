@@ -1,0 +1,276 @@
+"""The rule table: every outcome the model gives a command, in one place.
+
+Theory of operation
+-------------------
+A transmission reaches this table after three checks that do not depend on any queue: it
+decodes (``ERR BLOCK``), its command decodes (``ERR CMD UNKNOWN`` / ``SYNTAX``), and the
+command's credential rule from the notation holds (``ERR CMD NO_AUTH`` / ``HAS_AUTH`` /
+``NO_ENTITY``, TRANS-7). Then one generic step (:meth:`smpref.model.server.Server.receive`),
+driven by the command's declared entity and signer (spec/notation.md), looks up the queue the
+entity ID names and verifies the authorization with the signer's key, against a dummy key when
+there is none (AUTH-3). What it found is the input of this table:
+
+* ``found``: whether the entity ID names a queue;
+* the queue's ``mode`` (ConnectionMode), ``security`` (Security) and ``status`` (QueueStatus);
+* the ``credential`` (Credential) the authorization proved;
+* named ``guards``: conditions of the command's own fields or of the session that the columns
+  above cannot express, each a predicate in :mod:`smpref.model.step` documented on
+  :class:`Guard`.
+
+The rules of a command are tried in order and the first that matches decides (AUTH-2's "answer
+the first failure"). A rule either accepts, and the command's effect runs
+(:mod:`smpref.model.effects`), or answers one ``ERR``; one rejection also changes state first
+(``SEND.queue-full`` stores the quota marker, MSG-6). Each rule names its requirement IDs, and
+the model reports every rule it takes to an optional observer, which is what coverage is built
+on. ``smpref docs rules`` renders this table as docs/reference/rules.md, including, for every
+queue state, what each command gets.
+
+Nothing else in the model decides an outcome: effects only change state and say what to send.
+The table is total (every input matches a rule) and has no dead rule (every rule is the first
+match for some input); tests/test_rule_table.py checks both.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from smpref.model.states import Credential, QueueStatus, Security
+from smpref.wire.messages import ConnectionMode
+
+#: the outcome of a rule that lets the command's effect run
+ACCEPT = "accept"
+
+
+class Guard(enum.Enum):
+    """A condition a rule may require besides the state columns. The value says what holds."""
+
+    WRONG_PASSWORD = "the server has a password and NEW's basicAuth is not it"
+    MALFORMED_LINK_IDS = "the QueueLink's link ID is not 32 bytes or its sender ID not 24"
+    BLOB_TOO_LARGE = "the encoded link blob is above the limit of the queue's type"
+    MALFORMED_BLOB = "the blob's first part is not its one and only mandatory part"
+    MALFORMED_NOTIFIER_ID = "the NtfRequest's notifier ID is not 24 bytes"
+    CHOSEN_ID_TAKEN = "an ID the client chose is used by any queue, or twice in this NEW"
+    LOW_ORDER_KEY = "an X25519 key of NEW is a low-order point (no shared secret exists)"
+    OTHER_SENDER_KEY = "the queue is secured already, with another key than the command's"
+    NO_LINK = "the queue has no link data (none was set, or securing dropped it)"
+    LOW_ORDER_LINK_KEY = "LGET's k is a low-order point: nobody holds its secret"
+    SESSION_SUBSCRIBED = "this session subscribed to the queue"
+    SESSION_GETS = "this session read the queue with GET"
+    NOTHING_DELIVERED = "no message of the queue is in flight on this session"
+    OTHER_MESSAGE = "ACK names another message than the one in flight"
+    BODY_TOO_LARGE = "the message body is above the configured maximum"
+    QUOTA_HELD = "the queue answered QUOTA before and has not been emptied since"
+    QUEUE_FULL = "the queue holds `quota` message records (messages and a quota marker)"
+
+
+class QueueState(Protocol):
+    """The columns of a found queue (a QueueRecord, or an abstract view of one)."""
+
+    @property
+    def mode(self) -> ConnectionMode: ...
+
+    @property
+    def security(self) -> Security: ...
+
+    @property
+    def status(self) -> QueueStatus: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    """A queue's columns without the queue: for evaluating the table in the abstract (the
+    conformance cases, the docs)."""
+
+    mode: ConnectionMode
+    security: Security
+    status: QueueStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One row: when it matches, and what follows.
+
+    A column left as None matches anything. ``found`` says whether the entity ID must name a
+    queue; the queue columns (``mode``, ``security``, ``status``) can match only a found queue.
+    ``effect`` names what runs: the command's effect for an accepting rule, a named effect for a
+    rejection that changes state first, or None.
+    """
+
+    name: str
+    command: str
+    outcome: str
+    requirements: tuple[str, ...]
+    found: bool | None = None
+    mode: ConnectionMode | None = None
+    security: Security | None = None
+    status: QueueStatus | None = None
+    credentials: frozenset[Credential] | None = None
+    guard: Guard | None = None
+    effect: str | None = None
+
+    @property
+    def accepts(self) -> bool:
+        return self.outcome == ACCEPT
+
+    def matches(self, queue: QueueState | None, credential: Credential,
+                holds: Callable[[Guard], bool]) -> bool:
+        """Whether this rule applies; the guard is evaluated last, and only if needed."""
+        if self.found is not None and (queue is not None) != self.found:
+            return False
+        if queue is None and (self.mode or self.security or self.status) is not None:
+            return False
+        if queue is not None and not (
+                (self.mode is None or queue.mode is self.mode)
+                and (self.security is None or queue.security is self.security)
+                and (self.status is None or queue.status is self.status)):
+            return False
+        if self.credentials is not None and credential not in self.credentials:
+            return False
+        return self.guard is None or holds(self.guard)
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+NOT_VALID = frozenset({Credential.NONE, Credential.INVALID})
+SIGNED = frozenset({Credential.VALID, Credential.INVALID})
+VALID = frozenset({Credential.VALID})
+ABSENT = False
+FOUND = True
+INVITATION, CONTACT = ConnectionMode.Invitation, ConnectionMode.Contact
+SECURED, UNSECURED = Security.SECURED, Security.UNSECURED
+SUSPENDED = QueueStatus.SUSPENDED
+
+
+def _queue_command(command: str, *rules: Rule) -> list[Rule]:
+    """A command about an existing queue: an unknown entity ID or an authorization that does
+    not verify is ``ERR AUTH``, the same answer for both (AUTH-2, AUTH-3)."""
+    return [
+        Rule(f"{command}.no-queue", command, "AUTH", ("AUTH-2", "AUTH-3"), found=ABSENT),
+        Rule(f"{command}.not-authorized", command, "AUTH", ("AUTH-1", "AUTH-2"),
+             credentials=NOT_VALID),
+        *rules,
+    ]
+
+
+def _accept(command: str, *requirements: str) -> Rule:
+    return Rule(f"{command}.accepted", command, ACCEPT, requirements, effect=command)
+
+
+RULES: tuple[Rule, ...] = (
+    # NEW: authorized by the rcvAuthKey it carries; checked in the order of QUEUE-10.
+    Rule("NEW.not-authorized", "NEW", "AUTH", ("AUTH-1", "CMD-10"), credentials=NOT_VALID),
+    Rule("NEW.wrong-password", "NEW", "AUTH", ("CMD-10", "QUEUE-10"),
+         guard=Guard.WRONG_PASSWORD),
+    Rule("NEW.malformed-link-ids", "NEW", "CMD SYNTAX", ("LINK-2", "QUEUE-3", "QUEUE-10"),
+         guard=Guard.MALFORMED_LINK_IDS),
+    Rule("NEW.blob-too-large", "NEW", "LARGE_MSG", ("QUEUE-6",), guard=Guard.BLOB_TOO_LARGE),
+    Rule("NEW.malformed-blob", "NEW", "CMD SYNTAX", ("QUEUE-8",), guard=Guard.MALFORMED_BLOB),
+    Rule("NEW.malformed-notifier-id", "NEW", "CMD SYNTAX", ("CMD-12", "QUEUE-10"),
+         guard=Guard.MALFORMED_NOTIFIER_ID),
+    Rule("NEW.id-taken", "NEW", "AUTH", ("QUEUE-3", "QUEUE-4"), guard=Guard.CHOSEN_ID_TAKEN),
+    Rule("NEW.low-order-key", "NEW", "CMD SYNTAX", ("QUEUE-10",), guard=Guard.LOW_ORDER_KEY),
+    _accept("NEW", "CMD-10", "CMD-11", "CMD-12", "QUEUE-1", "QUEUE-2", "QENC-1"),
+
+    *_queue_command(
+        "KEY",
+        Rule("KEY.other-key", "KEY", "AUTH", ("QUEUE-11",), guard=Guard.OTHER_SENDER_KEY),
+        _accept("KEY", "CMD-13", "QUEUE-11", "LINK-11")),
+
+    *_queue_command(
+        "SKEY",
+        Rule("SKEY.contact", "SKEY", "AUTH", ("CMD-14", "QUEUE-11"), mode=CONTACT),
+        Rule("SKEY.other-key", "SKEY", "AUTH", ("QUEUE-11",), guard=Guard.OTHER_SENDER_KEY),
+        _accept("SKEY", "CMD-14", "QUEUE-11", "LINK-11")),
+
+    *_queue_command(
+        "LSET",
+        Rule("LSET.secured-invitation", "LSET", "AUTH", ("LINK-5", "LINK-11"), mode=INVITATION,
+             security=SECURED),
+        Rule("LSET.no-link", "LSET", "CMD PROHIBITED", ("LINK-5",), guard=Guard.NO_LINK),
+        Rule("LSET.blob-too-large", "LSET", "LARGE_MSG", ("QUEUE-6",),
+             guard=Guard.BLOB_TOO_LARGE),
+        Rule("LSET.malformed-blob", "LSET", "CMD SYNTAX", ("QUEUE-8",),
+             guard=Guard.MALFORMED_BLOB),
+        _accept("LSET", "LINK-5")),
+
+    # LGET: k names the link; authorized (by the key it carries) exactly when it carries one.
+    Rule("LGET.no-link", "LGET", "AUTH", ("LINK-6", "AUTH-3"), found=ABSENT),
+    Rule("LGET.bad-signature", "LGET", "AUTH", ("LINK-8",), credentials=frozenset(
+        {Credential.INVALID})),
+    Rule("LGET.secures-contact", "LGET", "AUTH", ("LINK-7", "QUEUE-11"), mode=CONTACT,
+         credentials=VALID),
+    Rule("LGET.other-key", "LGET", "AUTH", ("LINK-7", "QUEUE-11"), credentials=VALID,
+         guard=Guard.OTHER_SENDER_KEY),
+    Rule("LGET.low-order-k", "LGET", "AUTH", ("LINK-9",), guard=Guard.LOW_ORDER_LINK_KEY),
+    _accept("LGET", "LINK-6", "LINK-7", "LINK-9", "LINK-11"),
+
+    *_queue_command("NDEL", _accept("NDEL", "CMD-15")),
+
+    *_queue_command(
+        "SUB",
+        Rule("SUB.session-gets", "SUB", "CMD PROHIBITED", ("MSG-3",), guard=Guard.SESSION_GETS),
+        _accept("SUB", "CMD-16", "MSG-2")),
+
+    # SEND: unsigned while the queue has no sender key, signed by it once it has one (MSG-1).
+    Rule("SEND.no-queue", "SEND", "AUTH", ("AUTH-2", "AUTH-3"), found=ABSENT),
+    Rule("SEND.signed-to-unsecured", "SEND", "AUTH", ("MSG-1", "AUTH-3"), security=UNSECURED,
+         credentials=SIGNED),
+    Rule("SEND.unsigned-to-secured", "SEND", "AUTH", ("MSG-1",), security=SECURED,
+         credentials=NOT_VALID),
+    Rule("SEND.suspended", "SEND", "AUTH", ("ROT-3",), status=SUSPENDED),
+    Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),
+         guard=Guard.BODY_TOO_LARGE),
+    Rule("SEND.quota-held", "SEND", "QUOTA", ("MSG-6",), guard=Guard.QUOTA_HELD),
+    Rule("SEND.queue-full", "SEND", "QUOTA", ("MSG-6",), guard=Guard.QUEUE_FULL,
+         effect="quota-marker"),
+    _accept("SEND", "CMD-17", "MSG-2", "QENC-2", "QENC-4", "LINK-11"),
+
+    *_queue_command(
+        "ACK",
+        Rule("ACK.nothing-delivered", "ACK", "NO_MSG", ("MSG-4",),
+             guard=Guard.NOTHING_DELIVERED),
+        Rule("ACK.other-message", "ACK", "NO_MSG", ("MSG-4",), guard=Guard.OTHER_MESSAGE),
+        _accept("ACK", "CMD-18", "MSG-4", "MSG-2")),
+
+    *_queue_command(
+        "GET",
+        Rule("GET.session-subscribed", "GET", "CMD PROHIBITED", ("MSG-3",),
+             guard=Guard.SESSION_SUBSCRIBED),
+        _accept("GET", "CMD-19", "MSG-3")),
+
+    *_queue_command("OFF", _accept("OFF", "ROT-3", "ROT-4")),
+    *_queue_command("DEL", _accept("DEL", "CMD-21", "MSG-8")),
+    *_queue_command("NSUB", _accept("NSUB", "CMD-23")),
+    _accept("PING", "CMD-22"),
+)
+
+#: the rules of each command, in order
+BY_COMMAND: dict[str, tuple[Rule, ...]] = {}
+for _rule in RULES:
+    BY_COMMAND[_rule.command] = (*BY_COMMAND.get(_rule.command, ()), _rule)
+
+
+def decide(command: str, queue: QueueState | None, credential: Credential,
+           holds: Callable[[Guard], bool]) -> Rule:
+    """The first rule of ``command`` that matches.
+
+    Raises:
+        LookupError: no rule matches (the table is total, so this is a bug in it).
+    """
+    for rule in BY_COMMAND[command]:
+        if rule.matches(queue, credential, holds):
+            return rule
+    raise LookupError(f"the rule table has no rule for {command} here")
+
+
+def queue_views() -> Iterator[QueueView]:
+    """Every state a found queue can be in (the docs' per-state view)."""
+    for mode in ConnectionMode:
+        for security in Security:
+            for status in QueueStatus:
+                yield QueueView(mode, security, status)
