@@ -359,6 +359,22 @@ def docs_reference(out: Path | None) -> None:
         out.write_text(text, encoding="utf-8")
 
 
+@docs.command("rules")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+def docs_rules(out: Path | None) -> None:
+    """Write the model's rule table (Markdown): every outcome of every command."""
+    from smpref.model.rules_page import rules_page
+    from smpref.notation import load
+
+    text = rules_page(load())
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+
+
 @docs.command("types")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file (smpref/wire/messages.py) instead of standard output.")

@@ -105,8 +105,8 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     Exit status: 0 when no case fails, 1 when any fails, 2 on a usage or connection error.
     """
     from smpref.conform import runner
-    from smpref.conform.requirements import requirement_text
     from smpref.errors import UriSyntaxError
+    from smpref.spec.pages import requirement_text
     from smpref.text.addresses import parse_server_address
 
     if address is not None:

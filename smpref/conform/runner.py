@@ -24,8 +24,8 @@ from smpref import __version__
 from smpref.client.connection import ClientError, SmpClient
 from smpref.conform.cases import CASES, Case
 from smpref.conform.context import Context, Verdict
-from smpref.conform.requirements import requirement_text
 from smpref.model.config import ServerConfig
+from smpref.spec.pages import requirement_text
 from smpref.text.addresses import parse_server_address
 
 if TYPE_CHECKING:

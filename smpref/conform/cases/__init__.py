@@ -1,0 +1,22 @@
+"""The conformance cases, one module per area, each with its :class:`CaseGroup`.
+
+:data:`CASES` lists every case in the order they run and appear in reports: the areas in the
+order below, each area's cases in the order its module registers them.
+"""
+
+from smpref.conform.cases import (
+    credentials,
+    handshake,
+    lifecycle,
+    limits,
+    links,
+    malformed,
+    retention,
+)
+from smpref.conform.registry import Case, CaseGroup
+
+AREAS: tuple[CaseGroup, ...] = (credentials.group, lifecycle.group, links.group,
+                                malformed.group, handshake.group, limits.group, retention.group)
+CASES: list[Case] = [c for area in AREAS for c in area.cases]
+
+__all__ = ["AREAS", "CASES", "Case"]

@@ -1,0 +1,68 @@
+"""Limits: message size, quota and link data size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smpref.conform.context import Context, Fail, Info
+from smpref.conform.registry import CaseGroup
+from smpref.wire.messages import (
+    LinkBlob,
+    LinkPart,
+    LinkPartPriority,
+)
+
+group = CaseGroup("limits")
+case = group.case
+
+
+@case("limit.message-size", "a 16048-byte body is accepted; 16049 bytes get ERR LARGE_MSG",
+      "MSG-5", "TRANS-12")
+async def _limit_size(ctx: Context) -> str | None:
+    c = await ctx.connect()
+    q = await ctx.create(c, "C")
+    ctx.expect(await ctx.send(c, q, b"m" * 16048), "OK", step="16048 bytes")
+    ctx.expect(await ctx.send(c, q, b"m" * 16049), error="LARGE_MSG", step="16049 bytes")
+    if await ctx.receive(c, q, 1, via_get=True) != [b"m" * 16048]:
+        raise Fail("the largest message did not come back intact")
+    return None
+
+
+@case("limit.quota", "a full queue answers ERR QUOTA until it is drained", "MSG-6")
+async def _limit_quota(ctx: Context) -> str | None:
+    c = await ctx.connect()
+    q = await ctx.create(c, "C")
+    sent = 0
+    for _ in range(1000):
+        reply = await ctx.send(c, q, b"q%d" % sent)
+        if reply.error == "QUOTA":
+            break
+        ctx.expect(reply, "OK", step=f"SEND {sent + 1}")
+        sent += 1
+    else:
+        raise Info("no QUOTA within 1000 messages: the quota is above 1000")
+    ctx.expect(await ctx.send(c, q, b"again"), error="QUOTA", step="SEND to a full queue")
+    bodies = await ctx.receive(c, q, sent + 1, via_get=True)
+    if bodies[:sent] != [b"q%d" % i for i in range(sent)] or bodies[sent] != b"<quota>":
+        raise Fail("the messages before QUOTA did not all come back in order, then the marker")
+    ctx.expect(await ctx.send(c, q, b"after"), "OK", step="SEND after draining")
+    return f"quota {sent} messages"
+
+
+def _blob_of_size(size: int, random: Any) -> Any:
+    """A one-part blob whose encoding is exactly ``size`` bytes (count, priority, Large)."""
+    return LinkBlob(parts=(LinkPart(priority=LinkPartPriority.Mandatory,
+                                    sealed=random(size - 4)),))
+
+
+@case("limit.link-size", "link data at the size limit is accepted; one byte more is refused",
+      "QUEUE-6", needs="seed")
+async def _limit_link(ctx: Context) -> str | None:
+    c = await ctx.connect()
+    for mode, limit in (("M", 8192), ("C", 15360)):
+        await ctx.create(c, mode, link=True, blob=_blob_of_size(limit, ctx.random))
+        q = ctx.draft(mode, link=True)
+        reply = await ctx.request(c, ctx.new_command(q, subscribe=False, blob=_blob_of_size(
+            limit + 1, ctx.random)), key=q.key)
+        ctx.expect(reply, error="LARGE_MSG", step=f"{mode} blob of {limit + 1} bytes")
+    return None
