@@ -1,9 +1,24 @@
-"""The one error hierarchy of smpref.
+"""The one error hierarchy of smpref: every exception smpref defines is here.
 
-Every error smpref raises on bad input is a :class:`SmprefError`; each carries enough context
-(a field path, a byte offset, a column) to tell the user what was wrong and where. Errors that
-reach the wire map to exactly one SMP ``ERR`` (:attr:`WireError.smp_error`). Anything else
-raised from smpref code is a bug.
+Every error smpref raises is a :class:`SmprefError`; each carries enough context (a field path,
+a byte offset, a column, a file and line) to tell the user what was wrong and where. A class
+whose errors can reach the wire names the one SMP ``ERR`` a server answers with
+(:attr:`SmprefError.smp_error`, deployed SMP's text form; :func:`smpref.wire.schema.wire_error`
+turns it into an ``ErrorType``). Anything else raised from smpref code is a bug.
+
+The tree, by layer:
+
+* specification and data: :class:`ResourceMissingError`, :class:`NotationError`;
+* bytes: :class:`WireError` and its kinds, :class:`BlockError`, :class:`CredentialError`;
+* text: :class:`InvalidValueError`, :class:`UriSyntaxError`;
+* cryptography: :class:`CryptoError`, :class:`RatchetError`;
+* storage: :class:`StoreError` and its kinds, :class:`LineError`;
+* transport and clients: :class:`TlsCredentialError`, :class:`IdentityError`,
+  :class:`VersionError`, :class:`HandshakeFailedError`, :class:`ConnectionClosedError`,
+  :class:`ClientError`, :class:`UnsupportedError`, :class:`ConnectError`;
+* vectors: :class:`VectorError`, :class:`VectorCheckError`, :class:`MalformedError`;
+* conformance verdicts and test harnesses: :class:`CaseVerdict` (:class:`Fail`,
+  :class:`Skip`, :class:`Info`), :class:`StoresDisagreeError`.
 """
 
 from __future__ import annotations
@@ -118,11 +133,26 @@ class BlockError(WireError):
 
 
 class CredentialError(WireError):
-    """A transmission's authorization or entity breaks its command's credential rule."""
+    """A transmission's authorization or entity breaks its command's credential rule (TRANS-7).
+    One subclass per answer."""
 
-    def __init__(self, smp_error: str, reason: str) -> None:
-        super().__init__(reason)
-        self.smp_error = smp_error
+
+class NoAuthError(CredentialError):
+    """The command needs an authorization and an entity ID and lacks one."""
+
+    smp_error = "CMD NO_AUTH"
+
+
+class HasAuthError(CredentialError):
+    """The command carries an authorization or an entity ID it must not carry."""
+
+    smp_error = "CMD HAS_AUTH"
+
+
+class NoEntityError(CredentialError):
+    """The command needs an entity ID and has none."""
+
+    smp_error = "CMD NO_ENTITY"
 
 
 class InvalidValueError(SmprefError, ValueError):
@@ -180,3 +210,125 @@ class StoreIOError(StoreError):
 
 class NotAStoreError(StoreError):
     """The directory is not empty and is not a smpref journal store of a known version."""
+
+
+class LineError(SmprefError, ValueError):
+    """One line of a store log does not parse; the message says which field and why. The
+    journal store turns it into a :class:`StoreCorruptError` naming the file and line."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Cryptography
+
+
+class CryptoError(SmprefError):
+    """A ciphertext, signature or key failed a cryptographic check."""
+
+    smp_error = "CRYPTO"
+
+
+class RatchetError(CryptoError):
+    """The ratchet mirror rejected a record; ``reason`` names why (QENC-8)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+
+
+# ---------------------------------------------------------------------------------------------
+# Transport and clients: these end a connection; none is an ERR answer.
+
+
+class TlsCredentialError(SmprefError):
+    """The credential folder holds files that are missing, unreadable or inconsistent."""
+
+
+class IdentityError(SmprefError):
+    """The server's certificates do not prove the identity in the address (TRANS-1)."""
+
+
+class VersionError(SmprefError):
+    """The two sides have no version in common (deployed TEVersion)."""
+
+
+class HandshakeFailedError(SmprefError):
+    """The handshake failed. ``error`` is deployed SMP's transport error for it
+    (``HANDSHAKE PARSE``, ``HANDSHAKE IDENTITY``, ``VERSION``, ...); the connection closes."""
+
+    def __init__(self, error: str, detail: str) -> None:
+        super().__init__(f"{error}: {detail}")
+        self.error = error
+        self.detail = detail
+
+
+class ConnectionClosedError(SmprefError):
+    """The peer closed the connection, possibly in the middle of a block."""
+
+
+class ClientError(SmprefError):
+    """A client's connection failed: TLS, identity, handshake, or the server closed it."""
+
+
+class UnsupportedError(ClientError):
+    """The command is a seed extension and the server negotiated a deployed version."""
+
+
+class ConnectError(SmprefError):
+    """The conformance runner cannot reach the server or complete its handshake."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Vectors
+
+
+class VectorError(SmprefError):
+    """A vector file, the manifest or its signature failed verification (names the file)."""
+
+
+class VectorCheckError(SmprefError):
+    """A vector does not hold under the independent path."""
+
+
+class MalformedError(SmprefError):
+    """The independent decoder rejects bytes; ``unknown`` when the tag is not defined."""
+
+    def __init__(self, reason: str, *, unknown: bool = False) -> None:
+        super().__init__(reason)
+        self.unknown = unknown
+
+
+# ---------------------------------------------------------------------------------------------
+# Conformance verdicts and test harnesses: outcomes of checks, not faults of smpref.
+
+
+class CaseVerdict(SmprefError):
+    """A conformance case's outcome other than a plain pass (``status`` names it)."""
+
+    status = "pass"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Fail(CaseVerdict):
+    """The server broke a requirement."""
+
+    status = "fail"
+
+
+class Skip(CaseVerdict):
+    """The server does not support what the case needs."""
+
+    status = "skip"
+
+
+class Info(CaseVerdict):
+    """An observation, not a verdict on conformance."""
+
+    status = "info"
+
+
+class StoresDisagreeError(SmprefError, AssertionError):
+    """The journal store and the memory store led the model to different outputs or states
+    (the differential harness; an AssertionError, so Hypothesis shrinks it)."""

@@ -22,11 +22,18 @@ from typing import Any
 
 from smpref.crypto.auth import verify
 from smpref.crypto.primitives import box_key, secretbox, x25519_public
-from smpref.errors import BlockError, CredentialError, UnknownCommandError, WireError
+from smpref.errors import (
+    BlockError,
+    ConnectionClosedError,
+    CredentialError,
+    HandshakeFailedError,
+    UnknownCommandError,
+    WireError,
+)
 from smpref.text.lexical import b64u_encode
 from smpref.transport.credentials import load_or_create
-from smpref.transport.framing import BlockStream, ConnectionClosedError
-from smpref.transport.handshake import HandshakeError, accept
+from smpref.transport.framing import BlockStream
+from smpref.transport.handshake import accept
 from smpref.transport.tls import server_context, session_id
 from smpref.wire.blocks import decode_batch, pad
 from smpref.wire.keys import KeyAlgorithm, PublicKey
@@ -97,7 +104,7 @@ class DeployedDouble:
         try:
             session = session_id(writer.get_extra_info("ssl_object"))
             accepted = await accept(stream, self.credentials, session, os.urandom, (6, 18))
-        except (HandshakeError, ConnectionClosedError, OSError):
+        except (HandshakeFailedError, ConnectionClosedError, OSError):
             await stream.close()
             return
         conn = Conn(session, accepted.session_secret, stream)

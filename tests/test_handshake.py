@@ -10,8 +10,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from reqs import req
 
-from smpref.crypto.primitives import CryptoError, ed25519_public, x25519_public
-from smpref.errors import WireError
+from smpref.crypto.primitives import ed25519_public, x25519_public
+from smpref.errors import CryptoError, WireError
 from smpref.wire.hellos import (
     ClientHello,
     ServerHello,
@@ -86,7 +86,8 @@ def test_ed448_servers_chain_and_signed_session_key_are_accepted() -> None:
     """Deployed servers default to Ed448: the signed key is 173 bytes (smp-wire §2.5)."""
     import hashlib
 
-    from smpref.transport.tls import IdentityError, check_identity
+    from smpref.errors import IdentityError
+    from smpref.transport.tls import check_identity
     from smpref.wire.keys import KeyAlgorithm, PublicKey
 
     chain, leaf_key = _ed448_chain()

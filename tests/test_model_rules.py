@@ -19,7 +19,8 @@ from smpref.client.core import (
     read_link_blob,
 )
 from smpref.crypto import primitives
-from smpref.crypto.primitives import CryptoError, secretbox_open
+from smpref.crypto.primitives import secretbox_open
+from smpref.errors import CryptoError
 from smpref.model import DAY, ServerConfig
 from smpref.testing.differential import DifferentialLoopback
 from smpref.testing.loopback import Connection, Loopback, Reply

@@ -86,10 +86,10 @@ def test_verdicts() -> None:
     mirror, records = chain()
     rejected(mirror, records[1], "not-initialised")
     mirror.receive(records[0])
-    assert mirror.receive(records[1]).verdict is r.Verdict.VALID
+    assert mirror.receive(records[1]).verdict is r.RecordVerdict.VALID
     rejected(mirror, records[1], "replay")  # replay
     gap = mirror.receive(records[3])  # "two" was lost
-    assert gap.verdict is r.Verdict.GAP and gap.skipped == 1 and gap.body == b"three"
+    assert gap.verdict is r.RecordVerdict.GAP and gap.skipped == 1 and gap.body == b"three"
     rejected(mirror, records[2], "replay")  # reorder: "two" arrives late
     assert mirror.receive(records[4]).kind is r.RecordKind.Update
     assert mirror.receive(records[5]).body == b"after"
@@ -124,7 +124,7 @@ def test_gaps_are_bounded() -> None:
     far = r.RatchetRecord(kind=r.RecordKind.Message, seq=1 + r.MAX_SKIP + 1, payload=b"x" * 20)
     rejected(mirror, far.encode(), "gap-too-large")
     quota = r.quota_marker(r.RatchetState(seq=1, key=state.key))
-    assert mirror.receive(quota).verdict is r.Verdict.VALID and mirror.next_seq == 1
+    assert mirror.receive(quota).verdict is r.RecordVerdict.VALID and mirror.next_seq == 1
 
 
 @req("QENC-2", "QENC-4")

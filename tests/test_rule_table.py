@@ -125,7 +125,8 @@ def test_the_model_reports_each_rule_it_takes() -> None:
     assert send(sender, queue, b"unsigned")[0].tag == "ERR"
     assert taken == ["SEND.unsigned-to-secured"]
     taken.clear()
-    assert queue.cmd(KEY(sender_key=AuthKeyPair.ed25519(lb.client_random).public), owner)[0].tag == "ERR"
+    other = AuthKeyPair.ed25519(lb.client_random)
+    assert queue.cmd(KEY(sender_key=other.public), owner)[0].tag == "ERR"
     assert taken == ["KEY.other-key"]
     taken.clear()
     queue.cmd(SUB(), owner)

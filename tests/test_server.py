@@ -11,8 +11,9 @@ import pytest
 from reqs import req
 from servers import embedded
 
-from smpref.client import ClientError, SmpClient, UnsupportedError
+from smpref.client import SmpClient
 from smpref.conform.context import Context, M
+from smpref.errors import ClientError, UnsupportedError
 from smpref.serve.listener import ServeConfig, SmpServer
 from smpref.text.addresses import parse_server_address
 from smpref.transport import versions

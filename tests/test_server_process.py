@@ -12,8 +12,8 @@ import pytest
 from reqs import req
 from servers import SMPREF, ServeProcess
 
-from smpref.client import ClientError
-from smpref.conform.context import Context, Fail, Queue
+from smpref.conform.context import Context, Queue
+from smpref.errors import ClientError, Fail
 
 
 def _conform(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

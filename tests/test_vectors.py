@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from reqs import req
 
+from smpref.errors import VectorCheckError, VectorError
 from smpref.vectors import note
 from smpref.vectors.corpus import MANIFEST, verify, write
 from smpref.vectors.generate import corpus
-from smpref.vectors.independent.checks import CHECKS, VectorCheckError
-from smpref.vectors.note import VectorError
+from smpref.vectors.independent.checks import CHECKS
 
 VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 

@@ -218,8 +218,8 @@ def vectors_sign(key_file: Path, directory: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the per-file report as JSON.")
 def vectors_verify(directory: Path, key_file: Path | None, as_json: bool) -> None:
     """Check the signature, every hash, every schema and every vector (independent path)."""
+    from smpref.errors import VectorError
     from smpref.vectors.corpus import PUBLISHED_PUBLIC_KEY, verify
-    from smpref.vectors.note import VectorError
 
     key = PUBLISHED_PUBLIC_KEY
     if key_file is not None:

@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.panel import Panel
 
 from smpref.conform import runner
+from smpref.errors import VectorError
 from smpref.vectors.corpus import PUBLISHED_PUBLIC_KEY, verify
-from smpref.vectors.note import VectorError
 
 
 def run_main_job(reports: Path, vectors: Path, console: Console | None = None) -> int:

@@ -105,7 +105,7 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     Exit status: 0 when no case fails, 1 when any fails, 2 on a usage or connection error.
     """
     from smpref.conform import runner
-    from smpref.errors import UriSyntaxError
+    from smpref.errors import ConnectError, UriSyntaxError
     from smpref.spec.pages import requirement_text
     from smpref.text.addresses import parse_server_address
 
@@ -127,7 +127,7 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     try:
         report = asyncio.run(runner.run(address, cases, timeout=timeout,
                                         progress=_progress_printer(err, not quiet)))
-    except runner.ConnectError as exc:
+    except ConnectError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     out = Console(width=120)

@@ -5,12 +5,7 @@ and an asyncio connection over TLS built on it.
 modules import :mod:`smpref.client.core` or :mod:`smpref.client.connection` directly.
 """
 
-from smpref.client.connection import (
-    ClientError,
-    Reply,
-    SmpClient,
-    UnsupportedError,
-)
+from smpref.client.connection import Reply, SmpClient
 from smpref.client.core import (
     AuthKeyPair,
     ClientSession,
@@ -20,6 +15,7 @@ from smpref.client.core import (
     make_link_blob,
     read_link_blob,
 )
+from smpref.errors import ClientError, UnsupportedError
 
 __all__ = [
     "AuthKeyPair",

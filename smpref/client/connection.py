@@ -32,12 +32,20 @@ from smpref.client.core import (
     AuthKeyPair,
     ClientSession,
 )
-from smpref.crypto.primitives import CryptoError, secretbox_open
+from smpref.crypto.primitives import secretbox_open
 from smpref.crypto.randomness import Random
-from smpref.errors import BlockError, WireError
+from smpref.errors import (
+    BlockError,
+    ClientError,
+    ConnectionClosedError,
+    CryptoError,
+    HandshakeFailedError,
+    UnsupportedError,
+    WireError,
+)
 from smpref.text.addresses import ServerAddress, parse_server_address
-from smpref.transport.framing import BlockStream, ConnectionClosedError
-from smpref.transport.handshake import Connected, HandshakeError, connect
+from smpref.transport.framing import BlockStream
+from smpref.transport.handshake import Connected, connect
 from smpref.transport.tls import client_context, session_id
 from smpref.transport.versions import Negotiated
 from smpref.wire.blocks import unpad
@@ -52,12 +60,6 @@ __all__ = ["ClientError", "Reply", "SmpClient", "UnsupportedError"]
 SEED_COMMANDS = frozenset({"LSET", "LGET"})
 
 
-class ClientError(Exception):
-    """The connection failed: TLS, identity, handshake, or the server closed it."""
-
-
-class UnsupportedError(ClientError):
-    """The command is a seed extension and the server negotiated a deployed version."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ class SmpClient:
             leaf = ssl_object.getpeercert(binary_form=True)
             async with asyncio.timeout(timeout):
                 connected = await connect(stream, server.key_hash, session, leaf, random)
-        except HandshakeError as exc:
+        except HandshakeFailedError as exc:
             await stream.close()
             raise ClientError(f"handshake with {target}: {exc}") from None
         except (TimeoutError, ConnectionClosedError, BlockError, OSError) as exc:

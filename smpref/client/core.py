@@ -13,16 +13,10 @@ from typing import Any
 from smpref.crypto import auth
 from smpref.crypto.link_crypto import link_data_key, open_link_response, open_part, seal_part
 from smpref.crypto.link_keys import link_id, link_public_key
-from smpref.crypto.primitives import (
-    CryptoError,
-    box_key,
-    ed25519_public,
-    secretbox_open,
-    x25519_public,
-)
+from smpref.crypto.primitives import box_key, ed25519_public, secretbox_open, x25519_public
 from smpref.crypto.randomness import Random
 from smpref.crypto.ratchet import ClientRatchet, Received
-from smpref.errors import BlockError, WireError
+from smpref.errors import BlockError, CryptoError, WireError
 from smpref.wire.blocks import unpad
 from smpref.wire.buffer import Reader
 from smpref.wire.keys import KeyAlgorithm, PublicKey

@@ -16,9 +16,9 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from smpref.client.connection import ClientError, Reply, SmpClient, open_deployed_message
+from smpref.client.connection import Reply, SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, OwnedQueue, make_link_blob
-from smpref.crypto.primitives import CryptoError
+from smpref.errors import ClientError, CryptoError, Fail, Skip
 from smpref.wire.messages import (
     ACK,
     GET,
@@ -42,26 +42,8 @@ if TYPE_CHECKING:
 
 
 
-class Verdict(Exception):  # noqa: N818 - a verdict, not an error
-    """A case's outcome other than a plain pass."""
-
-    status = "pass"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
-class Fail(Verdict):
-    status = "fail"
-
-
-class Skip(Verdict):
-    status = "skip"
-
-
-class Info(Verdict):
-    status = "info"
 
 
 def M(tag: str, **fields: Any) -> Any:  # noqa: N802 - reads like a constructor

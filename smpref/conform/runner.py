@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from smpref import __version__
-from smpref.client.connection import ClientError, SmpClient
+from smpref.client.connection import SmpClient
 from smpref.conform.cases import CASES, Case
-from smpref.conform.context import Context, Verdict
+from smpref.conform.context import Context
+from smpref.errors import CaseVerdict, ClientError, ConnectError
 from smpref.model.config import ServerConfig
 from smpref.spec.pages import requirement_text
 from smpref.text.addresses import parse_server_address
@@ -33,9 +34,6 @@ if TYPE_CHECKING:
 
 STATUSES = ("pass", "fail", "skip", "info")
 
-
-class ConnectError(Exception):
-    """The server cannot be reached or its handshake fails (exit code 2)."""
 
 
 @dataclass
@@ -107,7 +105,7 @@ async def run_case(case: Case, ctx: Context, case_timeout: float) -> Result:
         async with asyncio.timeout(case_timeout):
             note = await case.run(ctx)
         message = note or ""
-    except Verdict as verdict:
+    except CaseVerdict as verdict:
         status, message = verdict.status, verdict.message
     except ClientError as exc:
         status, message = "fail", f"connection: {exc}"

@@ -11,7 +11,6 @@ import hashlib
 import hmac
 
 from smpref.crypto.primitives import (
-    CryptoError,
     box_key,
     cb_nonce,
     ed448_public,
@@ -24,6 +23,7 @@ from smpref.crypto.primitives import (
     sha512,
     x25519_public,
 )
+from smpref.errors import CryptoError
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 
 # Fixed keys verified against when a queue or its key is missing or of the wrong type, so that

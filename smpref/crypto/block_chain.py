@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from smpref.crypto.primitives import CryptoError, hkdf_sha512, sb_decrypt, sb_encrypt
-from smpref.errors import BlockError
+from smpref.crypto.primitives import hkdf_sha512, sb_decrypt, sb_encrypt
+from smpref.errors import BlockError, CryptoError
 from smpref.wire.blocks import BLOCK_SIZE, pad, unpad
 
 CHAIN_INIT_INFO = b"SimpleXSbChainInit"

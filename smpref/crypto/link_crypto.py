@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 from smpref.crypto.primitives import (
-    CryptoError,
     box_key,
     cb_nonce,
     hkdf_sha512,
@@ -17,7 +16,7 @@ from smpref.crypto.primitives import (
     secretbox,
     secretbox_open,
 )
-from smpref.errors import BlockError
+from smpref.errors import BlockError, CryptoError
 from smpref.wire.blocks import pad, unpad
 
 LINK_DATA_INFO = b"SimpleXLinkData"

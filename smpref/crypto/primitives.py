@@ -23,13 +23,10 @@ from cryptography.hazmat.primitives.asymmetric.ed448 import Ed448PrivateKey, Ed4
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF, HKDFExpand
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from smpref.errors import SmprefError
+from smpref.errors import CryptoError
 
 ZERO16 = bytes(16)
 
-
-class CryptoError(SmprefError):
-    """A ciphertext, signature or key failed a cryptographic check (ERR CRYPTO / AUTH)."""
 
 
 # --- hashing and key derivation -------------------------------------------------------------

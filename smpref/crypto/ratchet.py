@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from smpref.crypto.primitives import (
-    CryptoError,
     aead_decrypt,
     aead_encrypt,
     hkdf_expand_sha512,
@@ -33,7 +32,7 @@ from smpref.crypto.primitives import (
     sealed_box,
     sealed_box_open,
 )
-from smpref.errors import WireError
+from smpref.errors import CryptoError, RatchetError, WireError
 from smpref.wire.messages import RatchetRecord, RecordKind, SealedSecret
 from smpref.wire.schema import decode_struct
 
@@ -118,20 +117,13 @@ def quota_marker(state: RatchetState) -> bytes:
     return bytes(RatchetRecord(kind=RecordKind.Quota, seq=state.seq, payload=b"").encode())
 
 
-class Verdict(enum.Enum):
+class RecordVerdict(enum.Enum):
     """What the mirror decided about a record (QENC-8); test vectors use the same words."""
 
     VALID = "valid"  # decrypted in order
     GAP = "acceptable"  # decrypted after skipping lost (expired) messages
     INVALID = "invalid"  # rejected; the state is unchanged
 
-
-class RatchetError(CryptoError):
-    """The mirror rejected a record; ``reason`` names why (QENC-8)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(f"{reason}: {message}")
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +133,7 @@ class Received:
     kind: Any
     seq: int
     body: bytes | None  # the message (Message records); None for Initial, Update, Quota
-    verdict: Verdict
+    verdict: RecordVerdict
     skipped: int = 0
 
 
@@ -178,7 +170,7 @@ class ClientRatchet:
         if kind is RecordKind.Quota:
             if seq < self.next_seq:
                 raise RatchetError("replay", f"quota marker {seq} before {self.next_seq}")
-            return Received(kind, seq, None, Verdict.VALID)
+            return Received(kind, seq, None, RecordVerdict.VALID)
         if seq < self.next_seq:
             raise RatchetError("replay", f"record {seq} was already received "
                                          f"(next is {self.next_seq})")
@@ -192,7 +184,7 @@ class ClientRatchet:
         key = self.key
         for _ in range(skipped):  # lost Message records: step over, keep none of their keys
             key = _steps(key)[1]
-        verdict = Verdict.GAP if skipped else Verdict.VALID
+        verdict = RecordVerdict.GAP if skipped else RecordVerdict.VALID
         if kind is RecordKind.Update:
             randomness = self._open_secret(record)
             self.key, self.next_seq = _updated(key, randomness), seq + 1
@@ -212,7 +204,7 @@ class ClientRatchet:
                                f"Initial record {record.seq} when {self.next_seq} is expected")
         self.key = self._open_secret(record)
         self.next_seq = 1
-        return Received(record.kind, 0, None, Verdict.VALID)
+        return Received(record.kind, 0, None, RecordVerdict.VALID)
 
     def _open_secret(self, record: Any) -> bytes:
         try:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from smpref.crypto.link_crypto import seal_link_response
-from smpref.crypto.primitives import CryptoError, box_key
+from smpref.crypto.primitives import box_key
+from smpref.errors import CryptoError
 from smpref.model.config import ServerConfig
 from smpref.model.records import QueueRecord
 from smpref.model.rules import Guard

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from smpref.errors import BlockError
+from smpref.errors import BlockError, ConnectionClosedError, HandshakeFailedError
 from smpref.model.config import ServerConfig
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
@@ -50,8 +50,8 @@ from smpref.serve.pages import serve_page
 from smpref.store.journal import JournalStore
 from smpref.text.lexical import b64u_encode
 from smpref.transport.credentials import ServerCredentials, load_or_create
-from smpref.transport.framing import BlockStream, ConnectionClosedError
-from smpref.transport.handshake import HandshakeError, accept
+from smpref.transport.framing import BlockStream
+from smpref.transport.handshake import accept
 from smpref.transport.tls import HTTP_ALPN, server_context, session_id
 from smpref.transport.versions import SMPREF_VERSION
 
@@ -247,7 +247,7 @@ class SmpServer:
             session = session_id(ssl_object)
             async with asyncio.timeout(self.config.handshake_timeout):
                 accepted = await accept(stream, self.credentials, session, os.urandom)
-        except (TimeoutError, HandshakeError, ConnectionClosedError, BlockError, ssl.SSLError,
+        except (TimeoutError, HandshakeFailedError, ConnectionClosedError, BlockError, ssl.SSLError,
                 OSError) as exc:
             events.event("handshake_failed", logging.INFO, conn=number,
                          error=type(exc).__name__, detail=str(exc))

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from smpref.errors import NotAStoreError, StoreCorruptError, StoreError, WireError
+from smpref.errors import LineError, NotAStoreError, StoreCorruptError, StoreError, WireError
 from smpref.model.environment import Clock
 from smpref.model.queue_store import QueueStore
 from smpref.model.records import QueueRecord, StoredRecord, ids_by_role
@@ -43,14 +43,7 @@ from smpref.store.line_fields import (
     state_fields,
     state_from_fields,
 )
-from smpref.store.lines import (
-    LineError,
-    LogContents,
-    b64,
-    encode_line,
-    read_log,
-    unb64,
-)
+from smpref.store.lines import LogContents, b64, encode_line, read_log, unb64
 from smpref.wire.messages import LinkBlob
 from smpref.wire.schema import decode_struct
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from smpref.crypto.ratchet import RatchetState
-from smpref.errors import WireError
+from smpref.errors import LineError, WireError
 from smpref.model.records import Link, Notifier, QueueRecord, StoredRecord
 from smpref.model.states import QueueStatus
-from smpref.store.lines import LineError, b64, unb64
+from smpref.store.lines import b64, unb64
 from smpref.wire.keys import AUTH_ALGORITHMS, PublicKey
 from smpref.wire.messages import ConnectionMode, LinkBlob, RecordKind
 

@@ -21,12 +21,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from smpref.errors import LineError
+
 CRC_FIELD = b" crc32="
 LF = b"\n"
 
-
-class LineError(ValueError):
-    """One line does not parse; the message says which field and why."""
 
 
 def b64(data: bytes) -> str:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
 from smpref.crypto.randomness import SeededRandom
+from smpref.errors import StoresDisagreeError
 from smpref.model.config import ServerConfig
 from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.records import QueueRecord
@@ -34,10 +35,6 @@ from smpref.store.line_fields import QueueState as _State
 from smpref.store.lines import encode_line
 from smpref.testing.loopback import Loopback
 from smpref.testing.queue_machine import MACHINE_CONFIG, QueueMachine
-
-
-class StoresDisagreeError(AssertionError):
-    """The two stores led the model to different outputs or states."""
 
 
 def queue_snapshot(queue: QueueRecord | None, records: tuple[Any, ...]) -> bytes:

@@ -46,7 +46,7 @@ from smpref.client.core import (
     make_link_blob,
     read_link_blob,
 )
-from smpref.crypto.primitives import CryptoError
+from smpref.errors import CryptoError
 from smpref.model.config import DAY, ServerConfig
 from smpref.testing.loopback import Connection, Loopback, Reply
 from smpref.wire.messages import (

@@ -29,15 +29,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from smpref.errors import SmprefError
+from smpref.errors import TlsCredentialError
 
 #: validity of generated certificates; deployed uses 999999 days, 100 years is plenty
 VALIDITY = datetime.timedelta(days=36500)
 _FILES = ("ca.crt", "ca.key", "server.crt", "server.key", "web.crt", "web.key")
 
-
-class TlsCredentialError(SmprefError):
-    """The credential folder holds files that are missing, unreadable or inconsistent."""
 
 
 @dataclass(frozen=True)

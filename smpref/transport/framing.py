@@ -14,15 +14,12 @@ import ssl
 from typing import Final
 
 from smpref.crypto.block_chain import BlockChain, chain_keys
-from smpref.errors import BlockError
+from smpref.errors import BlockError, ConnectionClosedError
 from smpref.wire.blocks import BLOCK_PAYLOAD, BLOCK_SIZE, batch_contents, decode_batch, pad, unpad
 
 #: room for transmissions in an encrypted block: 16 tag, 2 pad length, 1 count (smp-wire §3.1)
 ENCRYPTED_PAYLOAD: Final = BLOCK_SIZE - 19
 
-
-class ConnectionClosedError(Exception):
-    """The peer closed the connection, possibly in the middle of a block."""
 
 
 class Framing:

@@ -4,7 +4,7 @@ The server sends its hello first: its version range, the session ID, its chain a
 X25519 key signed by its TLS key. The client checks the chain against the keyHash of the
 address, the signature and the session ID, chooses a version (:mod:`.versions`) and answers
 with its own X25519 key. Both then switch to encrypted blocks when the version allows
-(TRANS-10). Any failure is a :class:`HandshakeError` naming deployed's error and closes the
+(TRANS-10). Any failure is a :class:`HandshakeFailedError` naming deployed's error and closes the
 connection; nothing else is sent.
 """
 
@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from smpref.crypto.primitives import CryptoError, x25519, x25519_public
+from smpref.crypto.primitives import x25519, x25519_public
 from smpref.crypto.randomness import Random
-from smpref.errors import WireError
+from smpref.errors import CryptoError, HandshakeFailedError, IdentityError, VersionError, WireError
 from smpref.transport.credentials import ServerCredentials
 from smpref.transport.framing import BlockStream
-from smpref.transport.tls import IdentityError, check_identity
+from smpref.transport.tls import check_identity
 from smpref.transport.versions import (
     BLOCK_ENCRYPTION_VERSION,
     SMPREF_VERSION,
     Negotiated,
-    VersionError,
     client_choice,
 )
 from smpref.wire.hellos import (
@@ -31,15 +30,6 @@ from smpref.wire.hellos import (
     signed_session_key,
     verify_signed_session_key,
 )
-
-
-class HandshakeError(Exception):
-    """The handshake failed; ``error`` is deployed's TransportError (PARSE, IDENTITY, ...)."""
-
-    def __init__(self, error: str, detail: str) -> None:
-        super().__init__(f"{error}: {detail}")
-        self.error = error
-        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -71,11 +61,11 @@ async def accept(stream: BlockStream, credentials: ServerCredentials, session_id
     try:
         client = ClientHello.decode(await stream.read_handshake())
     except WireError as exc:
-        raise HandshakeError("HANDSHAKE PARSE", str(exc)) from None
+        raise HandshakeFailedError("HANDSHAKE PARSE", str(exc)) from None
     if client.key_hash != credentials.key_hash:
-        raise HandshakeError("HANDSHAKE IDENTITY", "the client expects another server")
+        raise HandshakeFailedError("HANDSHAKE IDENTITY", "the client expects another server")
     if not versions[0] <= client.version <= versions[1]:
-        raise HandshakeError("VERSION", f"client version {client.version} is outside "
+        raise HandshakeFailedError("VERSION", f"client version {client.version} is outside "
                                f"{versions[0]}-{versions[1]}")
     if (client.version >= BLOCK_ENCRYPTION_VERSION and client.client_key is not None
             and not client.proxy_server):
@@ -89,21 +79,21 @@ async def connect(stream: BlockStream, key_hash: bytes, session_id: bytes,
     try:
         hello = ServerHello.decode(await stream.read_handshake())
     except WireError as exc:
-        raise HandshakeError("HANDSHAKE PARSE", f"server hello: {exc}") from None
+        raise HandshakeFailedError("HANDSHAKE PARSE", f"server hello: {exc}") from None
     if hello.session_id != session_id:
-        raise HandshakeError("SESSION", "the hello's session ID is not this TLS session's")
+        raise HandshakeFailedError("SESSION", "the hello's session ID is not this TLS session's")
     if hello.signed_key is None:
-        raise HandshakeError("NO_AUTH", "the server sent no session key (version below 7)")
+        raise HandshakeFailedError("NO_AUTH", "the server sent no session key (version below 7)")
     try:
         leaf_key = check_identity(hello.certificates, tls_leaf_der, key_hash)
         server_public = verify_signed_session_key(hello.signed_key, leaf_key)
     except (IdentityError, CryptoError) as exc:
         error = "HANDSHAKE IDENTITY" if isinstance(exc, IdentityError) else "HANDSHAKE BAD_AUTH"
-        raise HandshakeError(error, str(exc)) from None
+        raise HandshakeFailedError(error, str(exc)) from None
     try:
         negotiated = client_choice(hello.min_version, hello.max_version)
     except VersionError as exc:
-        raise HandshakeError("VERSION", str(exc)) from None
+        raise HandshakeFailedError("VERSION", str(exc)) from None
     secret = random(32)
     reply = ClientHello(negotiated.version, key_hash, x25519_public(secret), False)
     await stream.write_handshake(reply.encode())

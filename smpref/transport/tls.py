@@ -19,14 +19,12 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
 
+from smpref.errors import IdentityError
 from smpref.transport.credentials import ServerCredentials
 from smpref.transport.versions import SMP_ALPN
 
 HTTP_ALPN = "http/1.1"
 
-
-class IdentityError(Exception):
-    """The server's certificates do not prove the identity in the address (TRANS-1)."""
 
 
 def session_id(ssl_object: ssl.SSLObject | ssl.SSLSocket) -> bytes:

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from smpref.errors import VersionError
+
 #: the version at which the seed extensions are spoken (and nothing else is)
 SMPREF_VERSION: Final = 1000
 #: deployed versions whose core commands smpref's client speaks byte for byte: 17 introduced
@@ -28,9 +30,6 @@ SMP_ALPN: Final = "smp/1"
 #: from this version blocks are encrypted when the client sends a key (smp-wire §2.4)
 BLOCK_ENCRYPTION_VERSION: Final = 11
 
-
-class VersionError(Exception):
-    """The two sides have no version in common (deployed TEVersion)."""
 
 
 @dataclass(frozen=True, slots=True)

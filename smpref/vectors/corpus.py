@@ -15,10 +15,10 @@ from pathlib import Path
 
 import jsonschema
 
+from smpref.errors import VectorCheckError, VectorError
 from smpref.vectors import note
 from smpref.vectors.generate import corpus
-from smpref.vectors.independent.checks import CHECKS, VectorCheckError
-from smpref.vectors.note import VectorError
+from smpref.vectors.independent.checks import CHECKS
 from smpref.vectors.vector_sets import canonical
 
 MANIFEST = "MANIFEST"

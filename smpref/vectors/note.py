@@ -17,15 +17,12 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from nacl.signing import SigningKey
 
-from smpref.errors import SmprefError
+from smpref.errors import VectorError
 
 KEY_NAME = "smpref.vectors/2026-1"
 EM_DASH = "\u2014"
 MANIFEST_HEAD = "smpref test vectors\nformat 1\n"
 
-
-class VectorError(SmprefError):
-    """A vector file, the manifest or its signature failed verification (names the file)."""
 
 
 def key_id(name: str, public_key: bytes) -> bytes:

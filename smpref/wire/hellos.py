@@ -22,8 +22,8 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
 
-from smpref.crypto.primitives import CryptoError, ed25519_sign, ed25519_verify
-from smpref.errors import BadValueError, WireError
+from smpref.crypto.primitives import ed25519_sign, ed25519_verify
+from smpref.errors import BadValueError, CryptoError, WireError
 from smpref.wire.buffer import Reader, write_large, write_short_string
 from smpref.wire.keys import DH_ALGORITHMS, KeyAlgorithm, PublicKey
 

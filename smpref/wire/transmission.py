@@ -12,7 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from smpref.errors import BadValueError, BlockError, CredentialError, WireError
+from smpref.errors import (
+    BadValueError,
+    BlockError,
+    HasAuthError,
+    NoAuthError,
+    NoEntityError,
+    WireError,
+)
 from smpref.notation import MessageDef
 from smpref.wire.buffer import Reader, write_short_string
 from smpref.wire.schema import decode_message
@@ -131,11 +138,11 @@ def check_credentials(definition: MessageDef, tx: Transmission, message: Message
     tag = definition.tag
     if definition.kind == "response":
         if definition.entity == "none" and has_entity:
-            raise CredentialError("CMD HAS_AUTH", f"{tag} must have an empty entity ID")
+            raise HasAuthError(f"{tag} must have an empty entity ID")
         if definition.entity not in ("none", "any") and not has_entity:
-            raise CredentialError("CMD NO_ENTITY", f"{tag} needs an entity ID")
+            raise NoEntityError(f"{tag} needs an entity ID")
         if has_auth:
-            raise CredentialError("CMD HAS_AUTH", f"{tag} is never authorized")
+            raise HasAuthError(f"{tag} is never authorized")
         return
     rule = definition.auth
     if rule == "when":
@@ -145,22 +152,22 @@ def check_credentials(definition: MessageDef, tx: Transmission, message: Message
     if definition.entity == "none":
         if rule == "required":  # NEW
             if not has_auth:
-                raise CredentialError("CMD NO_AUTH", f"{tag} must be authorized")
+                raise NoAuthError(f"{tag} must be authorized")
             if has_entity:
-                raise CredentialError("CMD HAS_AUTH", f"{tag} must have an empty entity ID")
+                raise HasAuthError(f"{tag} must have an empty entity ID")
         elif has_auth or has_entity:  # PING
-            raise CredentialError("CMD HAS_AUTH", f"{tag} takes no authorization or entity ID")
+            raise HasAuthError(f"{tag} takes no authorization or entity ID")
         return
     if rule == "optional":  # SEND
         if not has_entity:
-            raise CredentialError("CMD NO_ENTITY", f"{tag} needs an entity ID")
+            raise NoEntityError(f"{tag} needs an entity ID")
     elif rule == "forbidden":  # LGET without a key
         if not has_entity:
-            raise CredentialError("CMD NO_ENTITY", f"{tag} needs an entity ID")
+            raise NoEntityError(f"{tag} needs an entity ID")
         if has_auth:
-            raise CredentialError("CMD HAS_AUTH", f"{tag} must not be authorized")
+            raise HasAuthError(f"{tag} must not be authorized")
     elif not (has_auth and has_entity):
-        raise CredentialError("CMD NO_AUTH", f"{tag} needs an authorization and an entity ID")
+        raise NoAuthError(f"{tag} needs an authorization and an entity ID")
 
 
 def decode_transmission_message(tx: Transmission, *, kind: str | None = None) -> Message:

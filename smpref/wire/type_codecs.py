@@ -508,10 +508,7 @@ class UnionCodec(Codec):
     def write(self, out: bytearray, value: Struct) -> None:
         variant = value.CODEC
         assert isinstance(variant, VariantCodec)
-        out += variant.tag
-        if variant.items:
-            out += b" "
-        variant.write(out, value)
+        variant.write_tagged(out, value)
 
     def validate(self, value: Any) -> None:
         _expect(value, self.base, f"a {self.type_name} variant")
@@ -537,3 +534,16 @@ class VariantCodec(StructCodec):
     def __init__(self, type_name: str, tag: bytes) -> None:
         super().__init__(type_name)
         self.tag = tag
+
+    def encode(self, value: Struct) -> bytes:
+        """A variant value on its own is its union's encoding: the tag, then its fields."""
+        out = bytearray()
+        self.write_tagged(out, value)
+        return bytes(out)
+
+    def write_tagged(self, out: bytearray, value: Struct) -> None:
+        """The tag, then, if the variant has fields, 0x20 and the fields."""
+        out += self.tag
+        if self.items:
+            out += b" "
+        self.write(out, value)

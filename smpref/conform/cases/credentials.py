@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 from smpref.client.connection import Reply, SmpClient
 from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, make_link_blob
-from smpref.conform.context import Context, Queue, Skip
+from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseFunction, CaseGroup
 from smpref.crypto.randomness import SeededRandom
-from smpref.errors import CredentialError
+from smpref.errors import CredentialError, Skip
 from smpref.model.rules import Guard, QueueView, decide
 from smpref.model.states import Credential, QueueStatus, Security
 from smpref.notation import load

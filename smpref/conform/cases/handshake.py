@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from smpref.conform.context import Context, Fail
+from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
+from smpref.errors import Fail
 from smpref.text.addresses import parse_server_address
 from smpref.transport.framing import BlockStream
 from smpref.transport.tls import client_context

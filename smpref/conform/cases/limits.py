@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from smpref.conform.context import Context, Fail, Info
+from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
+from smpref.errors import Fail, Info
 from smpref.wire.messages import (
     LinkBlob,
     LinkPart,

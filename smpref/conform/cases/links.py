@@ -6,8 +6,9 @@ from typing import Any
 
 from smpref.client.connection import SmpClient
 from smpref.client.core import AuthKeyPair, make_link_blob, read_link_blob
-from smpref.conform.context import Context, Fail, Queue
+from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
+from smpref.errors import Fail
 from smpref.wire.messages import (
     LGET,
     LSET,

@@ -6,8 +6,9 @@ import asyncio
 from typing import Any
 
 from smpref.client.connection import SmpClient
-from smpref.conform.context import Context, Fail
+from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
+from smpref.errors import Fail
 from smpref.wire.blocks import encode_batch
 from smpref.wire.buffer import write_large, write_short_string
 from smpref.wire.messages import (

@@ -24,11 +24,8 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from smpref.errors import MalformedError, VectorCheckError
 from smpref.vectors.independent import decoder, salsa
-
-
-class VectorCheckError(Exception):
-    """A vector does not hold under the independent path."""
 
 
 def _h(test: dict[str, Any], name: str) -> bytes:
@@ -493,7 +490,7 @@ def check_encoding(vectors: dict[str, Any]) -> int:
     for _, t in _tests(vectors):
         try:
             decoded = decoder.decode(_h(t, "encoded"))
-        except decoder.MalformedError as exc:
+        except MalformedError as exc:
             _expect(t["result"] == "invalid", t, f"a valid body is rejected: {exc}")
             _expect(exc.unknown == (t["error"] == "UNKNOWN"), t, "the error kind differs")
             continue

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from smpref.errors import MalformedError
+
 KEY_PREFIXES = {
     bytes.fromhex("302a300506032b6570032100"): ("Ed25519", 32),
     bytes.fromhex("302a300506032b656e032100"): ("X25519", 32),
@@ -19,11 +21,6 @@ KEY_PREFIXES = {
 }
 AUTH_KEYS = {"Ed25519", "Ed448", "X25519"}
 
-
-class MalformedError(Exception):
-    def __init__(self, reason: str, *, unknown: bool = False) -> None:
-        super().__init__(reason)
-        self.unknown = unknown
 
 
 class _In:
