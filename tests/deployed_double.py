@@ -32,10 +32,10 @@ from smpref.errors import (
 )
 from smpref.text.lexical import b64u_encode
 from smpref.transport.credentials import load_or_create
-from smpref.transport.framing import BlockStream
-from smpref.transport.handshake import accept
+from smpref.transport.streams import BlockStream, accept
 from smpref.transport.tls import server_context, session_id
 from smpref.wire.blocks import decode_batch, pad
+from smpref.wire.deployed import DeployedMessageBody
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import IDS, MSG
 from smpref.wire.schema import decode_message
@@ -149,8 +149,8 @@ class DeployedDouble:
         if not q.messages:
             return []
         m = q.messages[0]
-        plain = (b"QUOTA " + m.ts.to_bytes(8, "big") if m.body is None else
-                 m.ts.to_bytes(8, "big") + (b"T" if m.notify else b"F") + b" " + m.body)
+        plain = (DeployedMessageBody(m.ts, quota=True) if m.body is None else
+                 DeployedMessageBody(m.ts, m.notify, m.body)).encode()
         sealed = secretbox(q.secret, m.msg_id, pad(plain, 16106))
         conn.delivered[q.rid] = m.msg_id
         body = MSG(msg_id=m.msg_id, enc_body=sealed).encode()

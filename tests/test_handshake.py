@@ -11,14 +11,9 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from reqs import req
 
 from smpref.crypto.primitives import ed25519_public, x25519_public
+from smpref.crypto.session_keys import key_hash, signed_session_key, verify_signed_session_key
 from smpref.errors import CryptoError, WireError
-from smpref.wire.hellos import (
-    ClientHello,
-    ServerHello,
-    key_hash,
-    signed_session_key,
-    verify_signed_session_key,
-)
+from smpref.wire.hellos import ClientHello, ServerHello
 
 
 @req("TRANS-1")

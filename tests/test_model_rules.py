@@ -15,6 +15,7 @@ from smpref.client.core import (
     DhKeyPair,
     LinkKeys,
     OwnedQueue,
+    Reply,
     make_link_blob,
     read_link_blob,
 )
@@ -23,7 +24,7 @@ from smpref.crypto.primitives import secretbox_open
 from smpref.errors import CryptoError
 from smpref.model import DAY, ServerConfig
 from smpref.testing.differential import DifferentialLoopback
-from smpref.testing.loopback import Connection, Loopback, Reply
+from smpref.testing.loopback import Loopback, LoopbackConnection
 from smpref.testing.queue_machine import error_of
 from smpref.wire import message_class
 from smpref.wire.blocks import unpad
@@ -71,7 +72,7 @@ def M(tag: str, **fields: Any) -> Any:  # noqa: N802
 @dataclass
 class Q:
     owner: OwnedQueue
-    conn: Connection
+    conn: LoopbackConnection
     link: LinkKeys | None
     replies: list[Reply]
 
@@ -79,7 +80,7 @@ class Q:
     def rid(self) -> bytes:
         return self.owner.recipient_id
 
-    def cmd(self, message: Any, conn: Connection | None = None) -> list[Reply]:
+    def cmd(self, message: Any, conn: LoopbackConnection | None = None) -> list[Reply]:
         return (conn or self.conn).send(message, self.rid, self.owner.auth_key)
 
 
@@ -87,7 +88,7 @@ def data(n: int = 0) -> tuple[Any, list[Any]]:
     return LinkData(conn_req=b"request %d" % n, user_data=b"user"), []
 
 
-def create(lb: Loopback, conn: Connection, *, mode: Any = None, link: bool = False,
+def create(lb: Loopback, conn: LoopbackConnection, *, mode: Any = None, link: bool = False,
            optional: int = 0, subscribe: bool = False, ntf: Any = None,
            auth: AuthKeyPair | None = None, link_keys: LinkKeys | None = None,
            blob: Any = None, sender_id: bytes | None = None) -> Q:
@@ -120,13 +121,13 @@ def notifier_request(lb: Loopback) -> tuple[Any, AuthKeyPair, DhKeyPair]:
     return request, key, dh
 
 
-def send(conn: Connection, q: Q, body: bytes = b"hi", key: AuthKeyPair | None = None,
+def send(conn: LoopbackConnection, q: Q, body: bytes = b"hi", key: AuthKeyPair | None = None,
          notify: bool = False) -> list[Reply]:
     return conn.send(SEND(flags=MsgFlags(notification=notify), body=body),
                      q.owner.sender_id, key)
 
 
-def drain(q: Q, conn: Connection | None = None) -> list[bytes]:
+def drain(q: Q, conn: LoopbackConnection | None = None) -> list[bytes]:
     """GET and ACK everything; return the decrypted message bodies."""
     conn = conn or q.conn
     bodies = []

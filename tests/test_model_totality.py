@@ -32,10 +32,10 @@ def build_state(lb: Loopback, script: list[int]) -> list[Any]:
         elif step == 1:
             rules.send(sender, queues[-1], b"m")
         elif step == 2:
-            queues[-1].cmd(rules.M("KEY", sender_key=AuthKeyPair.ed25519(
+            queues[-1].cmd(rules.KEY(sender_key=AuthKeyPair.ed25519(
                 lb.client_random).public))
         elif step == 3:
-            queues[-1].cmd(rules.M("OFF"))
+            queues[-1].cmd(rules.OFF())
         elif step == 4:
             lb.clock.advance(rules.DAY * 30)
             lb.expire()

@@ -12,15 +12,17 @@ from reqs import req
 from servers import embedded
 
 from smpref.client import SmpClient
-from smpref.conform.context import Context, M
+from smpref.conform.context import Context
+from smpref.crypto.session_keys import key_hash
 from smpref.errors import ClientError, UnsupportedError
 from smpref.serve.listener import ServeConfig, SmpServer
 from smpref.text.addresses import parse_server_address
 from smpref.transport import versions
 from smpref.transport.credentials import load
-from smpref.transport.framing import BlockStream
+from smpref.transport.streams import BlockStream
 from smpref.transport.tls import client_context, session_id
-from smpref.wire.hellos import ServerHello, key_hash
+from smpref.wire.hellos import ServerHello
+from smpref.wire.messages import LGET, NSUB, PING
 
 
 @req("TRANS-1", "TRANS-8", "TRANS-9", "TRANS-10")
@@ -30,7 +32,7 @@ def test_connect_checks_identity_and_encrypts(tmp_path: Path) -> None:
             async with await SmpClient.connect(server.address) as client:
                 assert client.negotiated.version == versions.SMPREF_VERSION
                 assert client.stream.framing.encrypted
-                assert (await client.request(M("PING"))).tag == "PONG"
+                assert (await client.request(PING())).tag == "PONG"
             # the same server under another identity is refused before any command
             address = parse_server_address(server.address)
             wrong = address.__class__(bytes(32), address.hosts, address.port)
@@ -95,7 +97,7 @@ def test_client_refuses_seed_commands_at_a_deployed_version(tmp_path: Path) -> N
             with pytest.raises(UnsupportedError):
                 await client.request(ctx.new_command(queue, subscribe=False), key=queue.key)
             with pytest.raises(UnsupportedError):
-                await client.request(M("LGET", sender_key=None), b"k" * 32)
+                await client.request(LGET(sender_key=None), b"k" * 32)
             # a core NEW goes through
             plain = ctx.draft("C")
             reply = await client.request(ctx.new_command(plain, subscribe=False),
@@ -145,7 +147,7 @@ def test_max_connections_refuses_the_extra_one(tmp_path: Path) -> None:
             await a.close()
             await asyncio.sleep(0.1)
             c = await SmpClient.connect(server.address)
-            assert (await c.request(M("PING"))).tag == "PONG"
+            assert (await c.request(PING())).tag == "PONG"
             await b.close()
             await c.close()
     asyncio.run(main())
@@ -209,7 +211,7 @@ def test_a_subscriber_that_does_not_read_is_cut_and_loses_nothing(tmp_path: Path
             sock.connect(("127.0.0.1", server.port))
             slow = await SmpClient.connect(server.address, sock=sock)
             for q in queues:
-                reply = await slow.request(M("NSUB"), q.notifier_id, q.notifier_key)
+                reply = await slow.request(NSUB(), q.notifier_id, q.notifier_key)
                 assert reply.tag == "OK"
             slow.stop_reading()  # it stops reading: every NMSG pushed to it piles up
             sent = dict.fromkeys(range(len(queues)), 0)
@@ -259,7 +261,7 @@ def test_a_model_exception_ends_one_connection_only(tmp_path: Path,
             monkeypatch.setattr(server.model, "receive", explode)
             victim = await SmpClient.connect(server.address)
             with pytest.raises(ClientError):
-                await victim.request(M("PING"), timeout=10)
+                await victim.request(PING(), timeout=10)
             ctx = Context(server.address, True, 1000)
             other = await ctx.connect()
             await ctx.create(other, "C")  # the server still serves everything else

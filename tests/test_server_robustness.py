@@ -21,10 +21,11 @@ from reqs import req
 from servers import ThreadedServer
 
 from smpref.client import SmpClient
-from smpref.conform.context import Context, M
+from smpref.conform.context import Context
 from smpref.errors import BlockError
 from smpref.transport.tls import client_context
 from smpref.wire.blocks import decode_batch, encode_batch
+from smpref.wire.messages import PING
 from smpref.wire.transmission import Transmission
 
 TIMEOUT = 10.0
@@ -43,7 +44,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedServer]:
 
 async def _ping(address: str) -> bool:
     async with await SmpClient.connect(address) as client:
-        return (await client.request(M("PING"), timeout=TIMEOUT)).tag == "PONG"
+        return (await client.request(PING(), timeout=TIMEOUT)).tag == "PONG"
 
 
 async def _closed(client: SmpClient) -> bool:
@@ -97,7 +98,7 @@ def test_mutated_batches_close_or_answer(live: ThreadedServer, base: bytes,
         if expected < 0:
             assert await _closed(client), "a bad batch left the connection open"
         else:
-            reply = await client.request(M("PING"), timeout=TIMEOUT)
+            reply = await client.request(PING(), timeout=TIMEOUT)
             assert reply.tag == "PONG"
         await client.close()
     asyncio.run(main())
@@ -111,7 +112,7 @@ def test_random_transmissions_get_answers_not_crashes(live: ThreadedServer,
     async def main() -> None:
         client = await SmpClient.connect(live.address)
         await client.send_raw(transmissions)
-        reply = await client.request(M("PING"), timeout=TIMEOUT)
+        reply = await client.request(PING(), timeout=TIMEOUT)
         assert reply.tag == "PONG", "the connection must survive bad transmissions"
         await client.close()
     asyncio.run(main())
@@ -163,7 +164,7 @@ def test_garbage_before_and_instead_of_the_handshakes(live: ThreadedServer) -> N
 def test_slow_client_is_served(live: ThreadedServer) -> None:
     async def main() -> None:
         client = await SmpClient.connect(live.address)
-        corr, data = client.session.transmission(M("PING"))
+        corr, data = client.session.transmission(PING())
         block = client.stream.framing.encode([data])[0]
         future = client.answer(corr)
         for i in range(0, len(block), 1024):  # a block dribbled in 16 pieces
@@ -228,7 +229,7 @@ def test_tls_alert_mid_session_does_not_hurt_others(live: ThreadedServer) -> Non
         keep = await SmpClient.connect(live.address)
         victim = await SmpClient.connect(live.address)
         victim.stream.writer.transport.abort()  # RST without a TLS close_notify
-        assert (await keep.request(M("PING"), timeout=TIMEOUT)).tag == "PONG"
+        assert (await keep.request(PING(), timeout=TIMEOUT)).tag == "PONG"
         await keep.close()
     asyncio.run(main())
 
@@ -241,7 +242,7 @@ def test_mutated_client_hellos_close_or_connect(live: ThreadedServer, version: i
     """A client hello is accepted only when it decodes, names this server and its version;
     anything else closes that connection and nothing else."""
     from smpref.crypto.primitives import x25519_public
-    from smpref.transport.framing import BlockStream
+    from smpref.transport.streams import BlockStream
     from smpref.wire.hellos import ClientHello
 
     hello = ClientHello(version, live.server.key_hash, x25519_public(os.urandom(32))).encode()

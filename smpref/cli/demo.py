@@ -31,7 +31,10 @@ from smpref.wire import (
 )
 from smpref.wire.messages import (
     ACK,
+    IDS,
     LGET,
+    LINK,
+    MSG,
     NEW,
     SEND,
     ConnectionMode,
@@ -142,13 +145,13 @@ def _lifecycle_over(console: Console, root: Path) -> None:
         ntf_request=None)
     lines = []
     ids, initial = alice.send(new, key=owner.auth_key)
-    owner.created(ids.message)
-    owner.open_message(initial.message)
+    owner.created(ids.expect(IDS))
+    owner.open_message(initial.expect(MSG))
     lines.append("alice  NEW invitation + link  -> IDS, MSG(initial ratchet key)")
     sender_key = AuthKeyPair.ed25519(lb.client_random)
     corr, (linked,) = bob.request(LGET(sender_key=sender_key.public), link.k,
                                   sender_key)
-    queue_link = bob.client.open_link(link, corr, linked.message.sealed)
+    queue_link = bob.client.open_link(link, corr, linked.expect(LINK).sealed)
     data, _ = read_link_blob(link, queue_link.enc_link_data)
     lines.append(f"bob    LGET k + key          -> LINK, secures the queue; "
                  f"connReq {data.conn_req.decode()}")
@@ -156,12 +159,12 @@ def _lifecycle_over(console: Console, root: Path) -> None:
     bob.send(SEND(flags=flags, body=b"hello alice"), queue_link.sender_id,
              sender_key)
     (msg,) = alice.send(ACK(msg_id=b""), owner.recipient_id, owner.auth_key)
-    _, received, _ = owner.open_message(msg.message)
+    _, received, _ = owner.open_message(msg.expect(MSG))
     lines.append(f"bob    SEND (signed)         -> alice decrypts seq {received.seq}: "
                  f"{received.body!r}")
     (unsigned,) = bob.send(SEND(flags=flags, body=b"x"), queue_link.sender_id)
     lines.append(f"bob    SEND (unsigned)       -> {unsigned.tag} "
-                 f"{unsigned.message.error.CODEC.tag.decode()}: the queue is secured")
+                 f"{unsigned.error}: the queue is secured")
     folder = folder_of(owner.recipient_id)
     files = ", ".join(sorted(p.name for p in (root / folder).iterdir()))
     lines.append(f"store  {folder[:20]}...: {files}")

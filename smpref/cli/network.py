@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from smpref.conform.runner import Result
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -74,8 +78,8 @@ def serve(folder: Path, host: str, port: int,  # noqa: PLR0917 - click passes op
         sys.exit(EXIT_USAGE)
 
 
-def _progress_printer(console: Console, enabled: bool) -> Any:
-    def show(result: Any, done: int, total: int) -> None:
+def _progress_printer(console: Console, enabled: bool) -> Callable[[Result, int, int], None]:
+    def show(result: Result, done: int, total: int) -> None:
         if enabled:
             mark = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "skip": "[yellow]skip[/]",
                     "info": "[cyan]info[/]"}[result.status]

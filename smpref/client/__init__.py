@@ -5,13 +5,14 @@ and an asyncio connection over TLS built on it.
 modules import :mod:`smpref.client.core` or :mod:`smpref.client.connection` directly.
 """
 
-from smpref.client.connection import Reply, SmpClient
+from smpref.client.connection import SmpClient
 from smpref.client.core import (
     AuthKeyPair,
     ClientSession,
     DhKeyPair,
     LinkKeys,
     OwnedQueue,
+    Reply,
     make_link_blob,
     read_link_blob,
 )

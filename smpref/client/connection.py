@@ -25,13 +25,9 @@ import asyncio
 import contextlib
 import os
 import socket
-from dataclasses import dataclass
 from typing import Any
 
-from smpref.client.core import (
-    AuthKeyPair,
-    ClientSession,
-)
+from smpref.client.core import AuthKeyPair, ClientSession, Reply
 from smpref.crypto.primitives import secretbox_open
 from smpref.crypto.randomness import Random
 from smpref.errors import (
@@ -44,17 +40,16 @@ from smpref.errors import (
     WireError,
 )
 from smpref.text.addresses import ServerAddress, parse_server_address
-from smpref.transport.framing import BlockStream
-from smpref.transport.handshake import Connected, connect
+from smpref.transport.handshake import Connected
+from smpref.transport.streams import BlockStream, connect
 from smpref.transport.tls import client_context, session_id
 from smpref.transport.versions import Negotiated
 from smpref.wire.blocks import unpad
-from smpref.wire.buffer import Reader
-from smpref.wire.schema import decode_message
+from smpref.wire.deployed import DeployedMessageBody
+from smpref.wire.messages import MSG, NEW
 from smpref.wire.structs import Message
-from smpref.wire.transmission import Transmission
 
-__all__ = ["ClientError", "Reply", "SmpClient", "UnsupportedError"]
+__all__ = ["SmpClient", "is_seed_specific", "open_deployed_message"]
 
 #: commands and fields that exist only at smpref's version (TRANS-11)
 SEED_COMMANDS = frozenset({"LSET", "LGET"})
@@ -62,40 +57,13 @@ SEED_COMMANDS = frozenset({"LSET", "LGET"})
 
 
 
-@dataclass(frozen=True)
-class Reply:
-    """One transmission from the server.
-
-    ``message`` is None when the command is not one smpref defines (a deployed response such
-    as ``SOK``); ``tag`` then comes from the raw bytes.
-    """
-
-    transmission: Transmission
-    message: Any
-
-    @property
-    def tag(self) -> str:
-        if self.message is not None:
-            return str(self.message.TAG)
-        return self.transmission.command.split(b" ", 1)[0].decode("ascii", "replace")
-
-    @property
-    def error(self) -> str | None:
-        """The error as deployed prints it (``AUTH``, ``CMD SYNTAX``), or None for non-ERR."""
-        if self.tag != "ERR":
-            return None
-        return self.transmission.command[4:].decode("utf-8", "replace")
-
-
 def is_seed_specific(message: Message) -> bool:
     """Whether a command exists only with the seed extensions (TRANS-11)."""
-    tag = str(message.TAG)
-    if tag in SEED_COMMANDS:
+    if message.TAG in SEED_COMMANDS:
         return True
-    if tag == "NEW":
-        fields: Any = message
-        request = fields.queue_request
-        return fields.ntf_request is not None or (
+    if isinstance(message, NEW):
+        request = message.queue_request
+        return message.ntf_request is not None or (
             request is not None and request.queue_link is not None)
     return False
 
@@ -268,7 +236,7 @@ class SmpClient:
         try:
             while True:
                 for data in await self.stream.receive():
-                    self._dispatch(decode_reply(data))
+                    self._dispatch(Reply.decode(data))
         except (ConnectionClosedError, BlockError, WireError, OSError) as exc:
             self.closed_reason = str(exc) or type(exc).__name__
         finally:
@@ -287,46 +255,14 @@ class SmpClient:
             self.events.put_nowait(reply)
 
 
-def decode_reply(data: bytes) -> Reply:
-    """Decode a server transmission; a response smpref does not define keeps ``message=None``.
-
-    Raises:
-        WireError: the transmission itself does not parse.
-    """
-    tx = Transmission.decode(data)
-    try:
-        message = decode_message(tx.command, kind="response")
-    except WireError:
-        message = None
-    return Reply(tx, message)
-
-
-@dataclass(frozen=True)
-class DeployedMessage:
-    """A message body as a deployed server delivers it (smp-wire §3.10)."""
-
-    timestamp: int
-    notification: bool
-    body: bytes
-    quota: bool = False
-
-
-def open_deployed_message(rcv_dh_secret: bytes, msg: Any) -> DeployedMessage:
-    """Open a MSG from a deployed server: ``Int64 ts || flags ' ' body`` or ``QUOTA ts``.
+def open_deployed_message(rcv_dh_secret: bytes, msg: MSG) -> DeployedMessageBody:
+    """Open a MSG from a deployed server (smp-wire §3.10).
 
     Raises:
         CryptoError: it does not open or decode.
     """
     plain = unpad(secretbox_open(rcv_dh_secret, msg.msg_id, msg.enc_body))
-    if plain.startswith(b"QUOTA "):
-        return DeployedMessage(int.from_bytes(plain[6:14], "big", signed=True), False, b"", True)
     try:
-        r = Reader(plain)
-        ts = int.from_bytes(r.take(8), "big", signed=True)
-        rest = r.rest()
-        flags, _, body = rest.partition(b" ")
+        return DeployedMessageBody.decode(plain)
     except WireError as exc:
         raise CryptoError(f"deployed MSG body does not decode: {exc}") from None
-    if not flags or flags[:1] not in (b"T", b"F"):
-        raise CryptoError("deployed MSG flags are not T or F")
-    return DeployedMessage(ts, flags[:1] == b"T", body)

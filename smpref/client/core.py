@@ -1,14 +1,15 @@
-"""The client side of the model, without I/O: what a queue owner and a sender compute.
+"""The client side of SMP, without I/O: what a queue owner and a sender compute.
 
 It builds correctly authorized transmissions (TRANS-6), creates and reads link data (LINK-1 to
 LINK-4, LINK-9, LINK-10), opens delivered messages and runs the ratchet mirror (QENC-5,
-QENC-8). The state machines use it, and so will the conformance runner and the TLS client.
+QENC-8), and decodes what the server sends (:class:`Reply`). The asyncio client
+(:mod:`smpref.client.connection`), the state machines and the conformance runner all use it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from smpref.crypto import auth
 from smpref.crypto.link_crypto import link_data_key, open_link_response, open_part, seal_part
@@ -18,9 +19,11 @@ from smpref.crypto.randomness import Random
 from smpref.crypto.ratchet import ClientRatchet, Received
 from smpref.errors import BlockError, CryptoError, WireError
 from smpref.wire.blocks import unpad
-from smpref.wire.buffer import Reader
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
+    ERR,
+    IDS,
+    MSG,
     LinkBlob,
     LinkData,
     LinkPart,
@@ -29,14 +32,13 @@ from smpref.wire.messages import (
     QueueLink,
     RcvMessage,
 )
-from smpref.wire.schema import decode_message
-from smpref.wire.structs import Message
+from smpref.wire.schema import decode_message, decode_struct, render_error
+from smpref.wire.structs import Message, Response
 from smpref.wire.transmission import Transmission, authorized_bytes
 
 #: how many opened message IDs an owner remembers (at least a full queue's worth)
 OPENED_MEMORY = 1024
-
-
+R = TypeVar("R", bound=Response)
 
 @dataclass(frozen=True, slots=True)
 class AuthKeyPair:
@@ -99,8 +101,8 @@ class LinkKeys:
         return link_id(self.k)
 
 
-def make_link_blob(link: LinkKeys, random: Random, link_data: Any,
-                   optional: list[Any] | None = None) -> Any:
+def make_link_blob(link: LinkKeys, random: Random, link_data: LinkData,
+                   optional: list[OptionalLinkData] | None = None) -> LinkBlob:
     """Encrypt a LinkData (mandatory part) and OptionalLinkData parts into a LinkBlob."""
     sb_key = link_data_key(link.pk)
     parts = [LinkPart(priority=LinkPartPriority.Mandatory,
@@ -111,24 +113,18 @@ def make_link_blob(link: LinkKeys, random: Random, link_data: Any,
     return LinkBlob(parts=tuple(parts))
 
 
-def _decode(codec_owner: Any, data: bytes) -> Any:
-    r = Reader(data)
-    value = codec_owner.CODEC.read(r)
-    r.finish()
-    return value
-
-
-def read_link_blob(link: LinkKeys, blob: Any) -> tuple[Any, list[Any]]:
+def read_link_blob(link: LinkKeys, blob: LinkBlob) -> tuple[LinkData, list[OptionalLinkData]]:
     """Decrypt a LinkBlob: (LinkData, [OptionalLinkData]). Raises CryptoError (LINK-4)."""
     sb_key = link_data_key(link.pk)
-    mandatory, optional = None, []
+    mandatory: LinkData | None = None
+    optional: list[OptionalLinkData] = []
     for part in blob.parts:
         plaintext = open_part(sb_key, part.sealed)
         try:
             if part.priority is LinkPartPriority.Mandatory:
-                mandatory = _decode(LinkData, plaintext)
+                mandatory = decode_struct(LinkData, plaintext)
             else:
-                optional.append(_decode(OptionalLinkData, plaintext))
+                optional.append(decode_struct(OptionalLinkData, plaintext))
         except WireError as exc:
             raise CryptoError(f"link part does not decode: {exc}") from None
     if mandatory is None:
@@ -159,11 +155,11 @@ class ClientSession:
             authorization = key.authorize(signed, corr, self.server_session_public)
         return corr, Transmission(authorization, corr, entity_id, body).encode()
 
-    def open_link(self, link: LinkKeys, corr_id: bytes, sealed: bytes) -> Any:
+    def open_link(self, link: LinkKeys, corr_id: bytes, sealed: bytes) -> QueueLink:
         """Open a LINK response and check its link ID (LINK-9, LINK-10)."""
         plaintext = open_link_response(link.pk, self.server_session_public, corr_id, sealed)
         try:
-            queue_link = _decode(QueueLink, plaintext)
+            queue_link = decode_struct(QueueLink, plaintext)
         except WireError as exc:
             raise CryptoError(f"LINK plaintext does not decode: {exc}") from None
         if queue_link.link_id != link.link_id:
@@ -183,16 +179,16 @@ class OwnedQueue:
     mirror: ClientRatchet | None = None
     #: recently opened messages by ID: a record can be delivered again (a repeated SUB, or
     #: readers on two sessions), and must not reach the mirror twice (MSG-9)
-    opened: dict[bytes, tuple[Any, Received]] = field(default_factory=dict)
+    opened: dict[bytes, tuple[RcvMessage, Received]] = field(default_factory=dict)
 
-    def created(self, ids: Any) -> None:
+    def created(self, ids: IDS) -> None:
         """Take the IDS response."""
         self.recipient_id = ids.rcv_id
         self.sender_id = ids.snd_id
         self.rcv_dh_secret = box_key(ids.rcv_public_dh_key.raw, self.dh_key.secret)
         self.mirror = ClientRatchet(self.dh_key.secret)
 
-    def open_message(self, msg: Any) -> tuple[Any, Received, bool]:
+    def open_message(self, msg: MSG) -> tuple[RcvMessage, Received, bool]:
         """Open MSG: unseal the body (nonce = msgId), decode it, run the mirror (QENC-7).
 
         Returns (RcvMessage, what the mirror accepted, whether this is a re-delivery of the
@@ -204,7 +200,7 @@ class OwnedQueue:
             return body, received, True
         padded = secretbox_open(self.rcv_dh_secret, msg.msg_id, msg.enc_body)
         try:
-            body = _decode(RcvMessage, unpad(padded))
+            body = decode_struct(RcvMessage, unpad(padded))
         except (WireError, BlockError) as exc:
             raise CryptoError(f"MSG body does not decode: {exc}") from None
         received = self.mirror.receive(body.record.encode())
@@ -214,7 +210,50 @@ class OwnedQueue:
         return body, received, False
 
 
-def decode_response(data: bytes) -> tuple[Transmission, Message]:
-    """Decode a server transmission and its response."""
-    tx = Transmission.decode(data)
-    return tx, decode_message(tx.command, kind="response")
+@dataclass(frozen=True)
+class Reply:
+    """One transmission from the server, decoded.
+
+    ``message`` is None when the response is not one smpref defines (a deployed response such
+    as ``SOK``); ``tag`` then comes from the raw bytes.
+    """
+
+    transmission: Transmission
+    message: Response | None
+
+    @classmethod
+    def decode(cls, data: bytes) -> Reply:
+        """Decode a server transmission; a response smpref does not define keeps ``message``
+        None.
+
+        Raises:
+            WireError: the transmission itself does not parse.
+        """
+        tx = Transmission.decode(data)
+        try:
+            message = decode_message(tx.command, kind="response")
+        except WireError:
+            return cls(tx, None)
+        assert isinstance(message, Response)
+        return cls(tx, message)
+
+    @property
+    def tag(self) -> str:
+        if self.message is not None:
+            return self.message.TAG
+        return self.transmission.command.split(b" ", 1)[0].decode("ascii", "replace")
+
+    @property
+    def error(self) -> str | None:
+        """The error as deployed writes it (``AUTH``, ``CMD SYNTAX``), or None for non-ERR."""
+        if isinstance(self.message, ERR):
+            return render_error(self.message.error)
+        if self.tag == "ERR":  # an error smpref does not define: its text as sent
+            return self.transmission.command[4:].decode("utf-8", "replace")
+        return None
+
+    def expect(self, cls: type[R]) -> R:
+        """The message as ``cls``; AssertionError naming what came instead."""
+        if not isinstance(self.message, cls):
+            raise AssertionError(f"expected {cls.__name__}, got {self.error or self.tag}")
+        return self.message

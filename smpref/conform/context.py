@@ -14,19 +14,22 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
-from smpref.client.connection import Reply, SmpClient, open_deployed_message
-from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, OwnedQueue, make_link_blob
+from smpref.client.connection import SmpClient, open_deployed_message
+from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, OwnedQueue, Reply, make_link_blob
 from smpref.errors import ClientError, CryptoError, Fail, Skip
 from smpref.wire.messages import (
     ACK,
     GET,
+    IDS,
     KEY,
+    MSG,
     NEW,
     SEND,
     SUB,
     ConnectionMode,
+    LinkBlob,
     LinkData,
     MsgFlags,
     NtfRequest,
@@ -35,7 +38,9 @@ from smpref.wire.messages import (
     RecordKind,
     SubscriptionMode,
 )
-from smpref.wire.schema import message_class
+from smpref.wire.structs import Command, Response
+
+R = TypeVar("R", bound=Response)
 
 if TYPE_CHECKING:
     from smpref.serve.listener import SmpServer
@@ -45,10 +50,6 @@ if TYPE_CHECKING:
 
 
 
-
-def M(tag: str, **fields: Any) -> Any:  # noqa: N802 - reads like a constructor
-    """A message by tag; fields by their Python names."""
-    return message_class(tag)(**fields)
 
 
 @dataclass
@@ -61,7 +62,7 @@ class Queue:
     sender_key: AuthKeyPair | None = None
     notifier_key: AuthKeyPair | None = None
     notifier_id: bytes = b""
-    ids: Any = None
+    ids: IDS | None = None
 
     @property
     def rid(self) -> bytes:
@@ -140,12 +141,21 @@ class Context:
         return reply
 
     @staticmethod
+    def message(reply: Reply, cls: type[R], step: str = "") -> R:
+        """The reply's message as ``cls``; Fail naming what came instead."""
+        if not isinstance(reply.message, cls):
+            where = f"{step}: " if step else ""
+            got = f"ERR {reply.error}" if reply.error is not None else reply.tag
+            raise Fail(f"{where}expected {cls.__name__}, got {got}")
+        return reply.message
+
+    @staticmethod
     def expect_bodies(got: list[bytes], expected: list[bytes], step: str = "receive") -> None:
         """Fail unless the received message bodies are exactly ``expected``, in order."""
         if got != expected:
             raise Fail(f"{step}: received {got!r}, expected {expected!r}")
 
-    async def request(self, client: SmpClient, message: Any, entity: bytes = b"",
+    async def request(self, client: SmpClient, message: Command, entity: bytes = b"",
                       key: AuthKeyPair | None = None) -> Reply:
         try:
             return await client.request(message, entity, key, timeout=self.timeout)
@@ -182,9 +192,9 @@ class Context:
 
     # --- queues -----------------------------------------------------------------------------
 
-    def new_command(self, queue: Queue, *, subscribe: bool, blob: Any = None,
-                    ntf: Any = None, sender_id: bytes | None = None,
-                    password: bytes | None = None, omit_password: bool = False) -> Any:
+    def new_command(self, queue: Queue, *, subscribe: bool, blob: LinkBlob | None = None,
+                    ntf: NtfRequest | None = None, sender_id: bytes | None = None,
+                    password: bytes | None = None, omit_password: bool = False) -> NEW:
         """NEW for ``queue``, with the address's server password unless ``password`` replaces
         it or ``omit_password`` leaves it out."""
         mode = ConnectionMode.Contact if queue.mode == "C" else ConnectionMode.Invitation
@@ -206,7 +216,8 @@ class Context:
         return Queue(owner, mode, LinkKeys.generate(self.random) if link else None)
 
     async def create(self, client: SmpClient, mode: str = "M", *, subscribe: bool = False,
-                     link: bool = False, notifier: bool = False, blob: Any = None) -> Queue:
+                     link: bool = False, notifier: bool = False, blob: LinkBlob | None = None
+                     ) -> Queue:
         """Create a queue; fail unless the server answers IDS."""
         queue = self.draft(mode, link=link)
         ntf = None
@@ -220,8 +231,8 @@ class Context:
                                                             blob=blob, ntf=ntf),
                                    key=queue.key)
         self.expect(reply, "IDS", step="NEW")
-        queue.ids = reply.message
-        queue.owner.created(reply.message)
+        queue.ids = self.message(reply, IDS, "NEW")
+        queue.owner.created(queue.ids)
         return queue
 
     async def secure(self, client: SmpClient, queue: Queue) -> AuthKeyPair:
@@ -237,7 +248,7 @@ class Context:
         return await self.request(client, SEND(flags=MsgFlags(notification=notify),
                                             body=body), queue.sid, queue.sender_key)
 
-    def open(self, queue: Queue, msg: Any) -> tuple[str, bytes]:
+    def open(self, queue: Queue, msg: MSG) -> tuple[str, bytes]:
         """("message", body), ("control", b"") for ratchet records, or ("quota", b"")."""
         try:
             if not self.extended:
@@ -269,8 +280,9 @@ class Context:
                 else:
                     reply = await self.event(client, "MSG", queue.rid)
             self.expect(reply, "MSG", step="receive")
-            kind, body = self.open(queue, reply.message)
-            ack = await self.request(client, ACK(msg_id=reply.message.msg_id), queue.rid,
+            msg = self.message(reply, MSG, "receive")
+            kind, body = self.open(queue, msg)
+            ack = await self.request(client, ACK(msg_id=msg.msg_id), queue.rid,
                                      queue.key)
             self.expect(ack, "OK", "MSG", step="ACK")
             if kind == "message":

@@ -21,7 +21,6 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from smpref.crypto.primitives import (
     aead_decrypt,
@@ -63,7 +62,7 @@ def _updated(key: bytes, randomness: bytes) -> bytes:
     return hkdf_sha512(randomness, rotation, LABEL_UPDATE, KEY_SIZE)
 
 
-def record_aad(kind: Any, seq: int) -> bytes:
+def record_aad(kind: RecordKind, seq: int) -> bytes:
     """The AEAD associated data: the label, the record kind and the sequence number."""
     code: bytes = kind.value
     return AAD_PREFIX + code + seq.to_bytes(8, "big", signed=True)
@@ -130,7 +129,7 @@ class RecordVerdict(enum.Enum):
 class Received:
     """A record the mirror accepted."""
 
-    kind: Any
+    kind: RecordKind
     seq: int
     body: bytes | None  # the message (Message records); None for Initial, Update, Quota
     verdict: RecordVerdict
@@ -198,7 +197,7 @@ class ClientRatchet:
         self.key, self.next_seq = next_key, seq + 1
         return Received(kind, seq, body, verdict, skipped)
 
-    def _initial(self, record: Any) -> Received:
+    def _initial(self, record: RatchetRecord) -> Received:
         if record.seq != 0 or self.next_seq != 0:
             raise RatchetError("missing-key-record" if record.seq else "replay",
                                f"Initial record {record.seq} when {self.next_seq} is expected")
@@ -206,7 +205,7 @@ class ClientRatchet:
         self.next_seq = 1
         return Received(record.kind, 0, None, RecordVerdict.VALID)
 
-    def _open_secret(self, record: Any) -> bytes:
+    def _open_secret(self, record: RatchetRecord) -> bytes:
         try:
             plaintext = sealed_box_open(self.owner_secret, record.payload)
             secret = decode_struct(SealedSecret, plaintext)

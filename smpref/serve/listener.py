@@ -50,8 +50,7 @@ from smpref.serve.pages import serve_page
 from smpref.store.journal import JournalStore
 from smpref.text.lexical import b64u_encode
 from smpref.transport.credentials import ServerCredentials, load_or_create
-from smpref.transport.framing import BlockStream
-from smpref.transport.handshake import accept
+from smpref.transport.streams import BlockStream, accept
 from smpref.transport.tls import HTTP_ALPN, server_context, session_id
 from smpref.transport.versions import SMPREF_VERSION
 

@@ -8,33 +8,20 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
 
-from smpref.client.core import AuthKeyPair, ClientSession, decode_response
+from smpref.client.core import AuthKeyPair, ClientSession, Reply
 from smpref.crypto.primitives import x25519_public
 from smpref.crypto.randomness import Random, SeededRandom
 from smpref.model.config import ServerConfig
+from smpref.model.delivery import Outgoing
 from smpref.model.environment import ManualClock
 from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.server import Server
 from smpref.wire.structs import Message
-from smpref.wire.transmission import Transmission
 
 
 @dataclass
-class Reply:
-    """A decoded server transmission."""
-
-    transmission: Transmission
-    message: Any
-
-    @property
-    def tag(self) -> str:
-        return str(self.message.TAG)
-
-
-@dataclass
-class Connection:
+class LoopbackConnection:
     """One client connection to a :class:`Loopback` server."""
 
     loopback: Loopback
@@ -74,26 +61,22 @@ class Loopback:
         self.store = store if store is not None else MemoryStore()
         self.server = Server(config or ServerConfig(), self.store, self.clock,
                              self.server_random)
-        self.connections: dict[bytes, Connection] = {}
+        self.connections: dict[bytes, LoopbackConnection] = {}
 
-    def connect(self) -> Connection:
+    def connect(self) -> LoopbackConnection:
         session_id = self.client_random(32)
         secret = self.server_random(32)
         self.open_session(session_id, secret)
         client = ClientSession(session_id, x25519_public(secret), self.client_random)
-        connection = Connection(self, client)
+        connection = LoopbackConnection(self, client)
         self.connections[session_id] = connection
         return connection
 
-    def route(self, outgoing: list[Any]) -> list[tuple[bytes, Reply]]:
+    def route(self, outgoing: list[Outgoing]) -> list[tuple[bytes, Reply]]:
         """Encode and decode every outgoing transmission; return (session, reply) pairs."""
-        routed = []
-        for out in outgoing:
-            tx, message = decode_response(out.encode())
-            routed.append((out.session_id, Reply(tx, message)))
-        return routed
+        return [(out.session_id, Reply.decode(out.encode())) for out in outgoing]
 
-    def deliver(self, connection: Connection, data: bytes) -> list[Reply]:
+    def deliver(self, connection: LoopbackConnection, data: bytes) -> list[Reply]:
         mine = []
         for session_id, reply in self.route(self.process(connection.session_id, data)):
             if session_id == connection.session_id:
@@ -110,10 +93,10 @@ class Loopback:
         """Register a connection with the server (a hook for shadowing servers)."""
         self.server.open_session(session_id, secret)
 
-    def process(self, session_id: bytes, data: bytes) -> list[Any]:
+    def process(self, session_id: bytes, data: bytes) -> list[Outgoing]:
         """The server's answer to one transmission (a hook for shadowing servers)."""
         return self.server.receive(session_id, data)
 
-    def sweep(self) -> list[Any]:
+    def sweep(self) -> list[Outgoing]:
         """A whole sweep cycle of the server (a hook for shadowing servers)."""
         return self.server.expire()

@@ -21,13 +21,13 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
+    MultipleResults,
     RuleBasedStateMachine,
     consumes,
     initialize,
@@ -43,19 +43,26 @@ from smpref.client.core import (
     DhKeyPair,
     LinkKeys,
     OwnedQueue,
+    Reply,
     make_link_blob,
     read_link_blob,
 )
 from smpref.errors import CryptoError
 from smpref.model.config import DAY, ServerConfig
-from smpref.testing.loopback import Connection, Loopback, Reply
+from smpref.model.records import StoredRecord
+from smpref.testing.loopback import Loopback, LoopbackConnection
 from smpref.wire.messages import (
     ACK,
+    COUNT,
     DEL,
+    ERR,
     GET,
+    IDS,
     KEY,
     LGET,
+    LINK,
     LSET,
+    MSG,
     NEW,
     OFF,
     PING,
@@ -63,6 +70,7 @@ from smpref.wire.messages import (
     SKEY,
     SUB,
     ConnectionMode,
+    ErrorType_CMD,
     LinkData,
     LinkPartPriority,
     MsgFlags,
@@ -74,7 +82,8 @@ from smpref.wire.messages import (
     RecordKind,
     SubscriptionMode,
 )
-from smpref.wire.schema import message_class
+from smpref.wire.schema import render_error
+from smpref.wire.type_codecs import VariantCodec
 
 #: small limits, so that quotas, key updates, pressure and expiry happen in short runs
 MACHINE_CONFIG = ServerConfig(
@@ -90,17 +99,16 @@ MACHINE_CONFIG = ServerConfig(
 )
 
 
-def M(tag: str, **fields: Any) -> Any:  # noqa: N802 - reads like a constructor
-    return message_class(tag)(**fields)
-
 
 def error_of(reply: Reply) -> str:
-    """"AUTH", "CMD PROHIBITED", ... for an ERR reply; "" otherwise."""
-    if reply.tag != "ERR":
+    """The kind of an ERR reply: "AUTH", "CMD PROHIBITED", "STORE" (without STORE's free
+    text); "" for any other reply."""
+    if not isinstance(reply.message, ERR):
         return ""
-    err = reply.message.error
-    tag = err.CODEC.tag.decode()
-    return f"CMD {err.error.name}" if tag == "CMD" else tag
+    error = reply.message.error
+    if isinstance(error, ErrorType_CMD):
+        return render_error(error)
+    return error.CODEC.tag.decode() if isinstance(error.CODEC, VariantCodec) else ""
 
 
 @dataclass
@@ -108,11 +116,11 @@ class QueueHandle:
     """What the machine's oracle knows about one queue."""
 
     owner: OwnedQueue
-    owner_session: Connection
-    mode: Any
+    owner_session: LoopbackConnection
+    mode: ConnectionMode
     created_day: int
     link: LinkKeys | None = None
-    link_data: Any = None
+    link_data: tuple[LinkData, list[OptionalLinkData]] | None = None
     sender_key: AuthKeyPair | None = None
     secured: bool = False
     suspended: bool = False
@@ -121,8 +129,8 @@ class QueueHandle:
     sent: list[bytes] = field(default_factory=list)
     delivered: list[bytes] = field(default_factory=list)
     skipped: int = 0
-    subscribed: Connection | None = None
-    get_sessions: list[Connection] = field(default_factory=list)
+    subscribed: LoopbackConnection | None = None
+    get_sessions: list[LoopbackConnection] = field(default_factory=list)
     in_flight: dict[bytes, bytes] = field(default_factory=dict)  # session -> msg id
     expired: int = 0  # Message records removed by expiry (RET-5)
 
@@ -164,7 +172,7 @@ class QueueMachine(RuleBasedStateMachine):
     def _handle_for(self, rid: bytes) -> QueueHandle | None:
         return next((h for h in self.handles if h.rid == rid and not h.deleted), None)
 
-    def _take(self, connection: Connection, reply: Reply) -> None:
+    def _take(self, connection: LoopbackConnection, reply: Reply) -> None:
         """A MSG reaching a session: its queue's owner opens it (QENC-5, MSG-9)."""
         if reply.tag == "END":
             handle = self._handle_for(reply.transmission.entity_id)
@@ -176,8 +184,8 @@ class QueueMachine(RuleBasedStateMachine):
             return
         handle = self._handle_for(reply.transmission.entity_id)
         assert handle is not None, "MSG for an unknown queue"
-        body, received, again = handle.owner.open_message(reply.message)  # QENC-5: must open
-        handle.in_flight[connection.session_id] = reply.message.msg_id
+        body, received, again = handle.owner.open_message(reply.expect(MSG))  # QENC-5
+        handle.in_flight[connection.session_id] = reply.expect(MSG).msg_id
         if again:
             return
         handle.skipped += received.skipped
@@ -192,7 +200,7 @@ class QueueMachine(RuleBasedStateMachine):
             while connection.inbox:
                 self._take(connection, connection.inbox.popleft())
 
-    def _replies(self, connection: Connection, replies: list[Reply]) -> list[Reply]:
+    def _replies(self, connection: LoopbackConnection, replies: list[Reply]) -> list[Reply]:
         for reply in replies:
             self._take(connection, reply)
         self._drain()
@@ -201,7 +209,7 @@ class QueueMachine(RuleBasedStateMachine):
     # --- rules -----------------------------------------------------------------------------
 
     @initialize(target=sessions)
-    def first_session(self) -> Connection:
+    def first_session(self) -> LoopbackConnection:
         return self.lb.connect()
 
     @rule(target=keys)
@@ -209,11 +217,12 @@ class QueueMachine(RuleBasedStateMachine):
         return AuthKeyPair.ed25519(self.lb.client_random)
 
     @rule(target=links, handle=queues)
-    def share_link(self, handle: QueueHandle) -> Any:
+    def share_link(self, handle: QueueHandle) -> MultipleResults[LinkKeys]:
         return multiple(handle.link) if handle.link is not None else multiple()
 
     @rule(handle=queues, session=sessions, key=keys)
-    def send_with_key(self, handle: QueueHandle, session: Connection, key: AuthKeyPair) -> None:
+    def send_with_key(self, handle: QueueHandle, session: LoopbackConnection,
+                      key: AuthKeyPair) -> None:
         """SEND signed with some key: only the queue's own sender key is accepted (MSG-1)."""
         if handle.deleted:
             return
@@ -234,7 +243,7 @@ class QueueMachine(RuleBasedStateMachine):
             assert error_of(replies[0]) in ("AUTH", "QUOTA"), error_of(replies[0])
 
     @rule(link=links, session=sessions)
-    def lget_any(self, link: LinkKeys, session: Connection) -> None:
+    def lget_any(self, link: LinkKeys, session: LoopbackConnection) -> None:
         """LGET a link from any session: it reads that link's queue, never another's."""
         owner = next((h for h in self.handles if h.link is link), None)
         assert owner is not None
@@ -244,19 +253,19 @@ class QueueMachine(RuleBasedStateMachine):
             assert error_of(replies[0]) == "AUTH", replies[0].tag
             return
         assert replies[0].tag == "LINK", error_of(replies[0])
-        queue_link = session.client.open_link(link, corr, replies[0].message.sealed)
+        queue_link = session.client.open_link(link, corr, replies[0].expect(LINK).sealed)
         assert queue_link.sender_id == owner.owner.sender_id
         assert read_link_blob(link, queue_link.enc_link_data)[0] == owner.link_data[0]
 
     @rule(target=sessions)
-    def connect(self) -> Connection:
+    def connect(self) -> LoopbackConnection:
         self.trace.append("CONNECT")
         return self.lb.connect()
 
     @rule(target=queues, session=sessions, contact=st.booleans(), with_link=st.booleans(),
           optional_parts=st.integers(0, 2), with_ntf=st.booleans(), subscribe=st.booleans(),
           x25519_auth=st.booleans())
-    def create(self, session: Connection, contact: bool, with_link: bool,  # noqa: PLR0917
+    def create(self, session: LoopbackConnection, contact: bool, with_link: bool,  # noqa: PLR0917
                optional_parts: int, with_ntf: bool, subscribe: bool, x25519_auth: bool
                ) -> QueueHandle:
         rnd = self.lb.client_random
@@ -280,8 +289,8 @@ class QueueMachine(RuleBasedStateMachine):
         replies = session.send(new, key=auth)
         self._log("NEW", replies)
         assert replies[0].tag == "IDS", error_of(replies[0])
-        owner.created(replies[0].message)
-        assert replies[0].message.queue_mode is mode
+        owner.created(replies[0].expect(IDS))
+        assert replies[0].expect(IDS).queue_mode is mode
         today = self.lb.clock.now() // DAY
         handle = QueueHandle(owner, session, mode, today, link, link_data, updated_day=today,
                              subscribed=session if subscribe else None)
@@ -313,7 +322,7 @@ class QueueMachine(RuleBasedStateMachine):
         handle.updated_day = self.lb.clock.now() // DAY
 
     @rule(handle=queues, session=sessions)
-    def skey(self, handle: QueueHandle, session: Connection) -> None:
+    def skey(self, handle: QueueHandle, session: LoopbackConnection) -> None:
         if handle.deleted:
             return
         key = handle.sender_key or AuthKeyPair.ed25519(self.lb.client_random)
@@ -326,7 +335,7 @@ class QueueMachine(RuleBasedStateMachine):
             self._secured(handle, key)
 
     @rule(handle=queues, session=sessions, with_key=st.booleans(), other=queues)
-    def lget(self, handle: QueueHandle, session: Connection, with_key: bool,
+    def lget(self, handle: QueueHandle, session: LoopbackConnection, with_key: bool,
              other: QueueHandle) -> None:
         if handle.link is None or handle.deleted:
             return
@@ -341,7 +350,8 @@ class QueueMachine(RuleBasedStateMachine):
             assert error_of(replies[0]) == "AUTH", replies[0].tag  # LINK-6, LINK-7
             return
         assert replies[0].tag == "LINK", error_of(replies[0])
-        queue_link = session.client.open_link(handle.link, corr, replies[0].message.sealed)
+        assert handle.link_data is not None
+        queue_link = session.client.open_link(handle.link, corr, replies[0].expect(LINK).sealed)
         data, optional = read_link_blob(handle.link, queue_link.enc_link_data)
         assert data == handle.link_data[0]
         assert all(part in handle.link_data[1] for part in optional)  # QUEUE-9: only drops
@@ -377,7 +387,8 @@ class QueueMachine(RuleBasedStateMachine):
             handle.link_data = payload
 
     @rule(handle=queues, session=sessions, signed=st.booleans(), notify=st.booleans())
-    def send(self, handle: QueueHandle, session: Connection, signed: bool, notify: bool) -> None:
+    def send(self, handle: QueueHandle, session: LoopbackConnection, signed: bool,
+             notify: bool) -> None:
         if handle.deleted:
             return
         body = self._body()
@@ -408,13 +419,13 @@ class QueueMachine(RuleBasedStateMachine):
         self._replies(session, replies)
 
     @rule(handle=queues, session=sessions, count=st.integers(1, 4))
-    def send_burst(self, handle: QueueHandle, session: Connection, count: int) -> None:
+    def send_burst(self, handle: QueueHandle, session: LoopbackConnection, count: int) -> None:
         """Several messages in a row, signed when the queue is secured: quotas, key updates."""
         for _ in range(count):
             self.send(handle, session, signed=True, notify=False)
 
     @rule(handle=queues, session=sessions)
-    def sub(self, handle: QueueHandle, session: Connection) -> None:
+    def sub(self, handle: QueueHandle, session: LoopbackConnection) -> None:
         if handle.deleted:
             return
         replies = session.send(SUB(), handle.rid, handle.owner.auth_key)
@@ -430,7 +441,7 @@ class QueueMachine(RuleBasedStateMachine):
         self._replies(session, replies)
 
     @rule(handle=queues, session=sessions)
-    def get(self, handle: QueueHandle, session: Connection) -> None:
+    def get(self, handle: QueueHandle, session: LoopbackConnection) -> None:
         if handle.deleted:
             return
         replies = session.send(GET(), handle.rid, handle.owner.auth_key)
@@ -444,7 +455,7 @@ class QueueMachine(RuleBasedStateMachine):
         self._replies(session, replies)
 
     @rule(handle=queues, session=sessions, wrong_id=st.booleans())
-    def ack(self, handle: QueueHandle, session: Connection, wrong_id: bool) -> None:
+    def ack(self, handle: QueueHandle, session: LoopbackConnection, wrong_id: bool) -> None:
         if handle.deleted:
             return
         in_flight = handle.in_flight.get(session.session_id)
@@ -465,7 +476,7 @@ class QueueMachine(RuleBasedStateMachine):
         replies = handle.owner_session.send(OFF(), handle.rid, handle.owner.auth_key)
         self._log("OFF", replies)
         assert replies[0].tag == "COUNT", error_of(replies[0])
-        assert replies[0].message.remaining == len(self._stored(handle))  # ROT-3
+        assert replies[0].expect(COUNT).remaining == len(self._stored(handle))  # ROT-3
         handle.suspended = True
 
     @rule(handle=consumes(queues))
@@ -481,7 +492,7 @@ class QueueMachine(RuleBasedStateMachine):
         assert error_of(after[0]) == "AUTH"  # MSG-8
 
     @rule(session=sessions, data=st.binary(max_size=64))
-    def garbage(self, session: Connection, data: bytes) -> None:
+    def garbage(self, session: LoopbackConnection, data: bytes) -> None:
         """Malformed bytes never crash the server and are answered with one ERR."""
         replies = session.send_raw(data)
         self._log("GARBAGE", replies)
@@ -489,7 +500,7 @@ class QueueMachine(RuleBasedStateMachine):
         assert len(replies) == 1 and replies[0].tag in ("ERR", "PONG")
 
     @rule(session=sessions)
-    def ping(self, session: Connection) -> None:
+    def ping(self, session: LoopbackConnection) -> None:
         replies = session.send(PING())
         assert [r.tag for r in replies] == ["PONG"]
 
@@ -522,10 +533,10 @@ class QueueMachine(RuleBasedStateMachine):
 
     # --- invariants ------------------------------------------------------------------------
 
-    def _stored(self, handle: QueueHandle) -> tuple[Any, ...]:
+    def _stored(self, handle: QueueHandle) -> tuple[StoredRecord, ...]:
         return self.lb.store.records(handle.rid)
 
-    def _messages(self, handle: QueueHandle) -> list[Any]:
+    def _messages(self, handle: QueueHandle) -> list[StoredRecord]:
         return [r for r in self._stored(handle) if r.kind is RecordKind.Message]
 
     @invariant()
@@ -578,7 +589,7 @@ class QueueMachine(RuleBasedStateMachine):
             self._replies(session, replies)
             if replies[0].tag != "MSG":
                 break
-            acked = session.send(ACK(msg_id=replies[0].message.msg_id), handle.rid,
+            acked = session.send(ACK(msg_id=replies[0].expect(MSG).msg_id), handle.rid,
                                  handle.owner.auth_key)
             assert acked[0].tag == "OK", error_of(acked[0])
             handle.in_flight.pop(session.session_id, None)

@@ -1,20 +1,16 @@
 """Block framing of one connection: padded or encrypted 16384-byte blocks (TRANS-2, TRANS-10).
 
 :class:`Framing` is sans-IO: it turns transmissions into blocks and blocks into
-transmissions, advancing the block encryption chains once per block. :class:`BlockStream` moves
-blocks over asyncio streams, reading exactly 16384 bytes per block; a short read is the end of
-the connection (smp-wire §2.4).
+transmissions, advancing the block encryption chains once per block.
+:mod:`smpref.transport.streams` moves the blocks over asyncio streams.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import ssl
 from typing import Final
 
 from smpref.crypto.block_chain import BlockChain, chain_keys
-from smpref.errors import BlockError, ConnectionClosedError
+from smpref.errors import BlockError
 from smpref.wire.blocks import BLOCK_PAYLOAD, BLOCK_SIZE, batch_contents, decode_batch, pad, unpad
 
 #: room for transmissions in an encrypted block: 16 tag, 2 pad length, 1 count (smp-wire §3.1)
@@ -61,56 +57,3 @@ class Framing:
             raise BlockError(f"a block is {BLOCK_SIZE} bytes, got {len(block)}")
         content = self.recv_chain.decrypt(block) if self.recv_chain else unpad(block)
         return decode_batch(content)
-
-
-class BlockStream:
-    """Blocks over an asyncio stream pair."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.framing = Framing()
-        self.blocks_read = 0
-        self.blocks_written = 0
-
-    async def read_block(self) -> bytes:
-        """Exactly one block's bytes. Raises ConnectionClosedError on EOF, even mid-block."""
-        try:
-            block = await self.reader.readexactly(BLOCK_SIZE)
-            self.blocks_read += 1
-            return block
-        except asyncio.IncompleteReadError as exc:
-            raise ConnectionClosedError(
-                f"connection closed after {len(exc.partial)} bytes of a block") from None
-        except (ConnectionError, OSError) as exc:
-            raise ConnectionClosedError(str(exc)) from None
-
-    async def receive(self) -> list[bytes]:
-        """The transmissions of the next block (BlockError if it is bad)."""
-        return self.framing.decode(await self.read_block())
-
-    async def read_handshake(self) -> bytes:
-        """The content of an unencrypted handshake block (smp-wire §2.5)."""
-        return unpad(await self.read_block())
-
-    async def write_handshake(self, content: bytes) -> None:
-        self.writer.write(pad(content))
-        await self.writer.drain()
-
-    def write(self, transmissions: list[bytes]) -> int:
-        """Queue the transmissions' blocks for sending; returns the number of blocks."""
-        blocks = self.framing.encode(transmissions)
-        self.writer.write(b"".join(blocks))
-        self.blocks_written += len(blocks)
-        return len(blocks)
-
-    async def send(self, transmissions: list[bytes]) -> None:
-        self.write(transmissions)
-        await self.writer.drain()
-
-    async def close(self) -> None:
-        if self.writer.is_closing():
-            return
-        self.writer.close()
-        with contextlib.suppress(TimeoutError, OSError, ssl.SSLError):
-            await asyncio.wait_for(self.writer.wait_closed(), 5)

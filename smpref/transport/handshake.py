@@ -1,11 +1,20 @@
-"""The SMP handshake over a block stream, both sides (smp-wire §2.5; TRANS-9, TRANS-11).
+"""The SMP handshake as sans-IO objects, both sides (smp-wire §2.5; TRANS-9, TRANS-10, TRANS-11).
 
 The server sends its hello first: its version range, the session ID, its chain and a fresh
 X25519 key signed by its TLS key. The client checks the chain against the keyHash of the
 address, the signature and the session ID, chooses a version (:mod:`.versions`) and answers
 with its own X25519 key. Both then switch to encrypted blocks when the version allows
-(TRANS-10). Any failure is a :class:`HandshakeFailedError` naming deployed's error and closes the
-connection; nothing else is sent.
+(TRANS-10). Any failure is a :class:`~smpref.errors.HandshakeFailedError` naming deployed's
+error; the caller closes the connection, and nothing else is sent.
+
+Like :class:`~smpref.transport.framing.Framing`, these objects only turn handshake blocks'
+contents into other contents and a result: :func:`smpref.transport.streams.accept` and
+:func:`~smpref.transport.streams.connect` move them over a connection.
+
+    server = ServerHandshake(credentials, session_id, random)
+    client = ClientHandshake(key_hash, session_id, tls_leaf_der, random)
+    reply = client.receive(server.hello())   # the client's hello
+    accepted = server.receive(reply)         # Accepted; the client has client.connected
 """
 
 from __future__ import annotations
@@ -14,9 +23,10 @@ from dataclasses import dataclass
 
 from smpref.crypto.primitives import x25519, x25519_public
 from smpref.crypto.randomness import Random
+from smpref.crypto.session_keys import signed_session_key, verify_signed_session_key
 from smpref.errors import CryptoError, HandshakeFailedError, IdentityError, VersionError, WireError
 from smpref.transport.credentials import ServerCredentials
-from smpref.transport.framing import BlockStream
+from smpref.transport.framing import Framing
 from smpref.transport.tls import check_identity
 from smpref.transport.versions import (
     BLOCK_ENCRYPTION_VERSION,
@@ -24,12 +34,7 @@ from smpref.transport.versions import (
     Negotiated,
     client_choice,
 )
-from smpref.wire.hellos import (
-    ClientHello,
-    ServerHello,
-    signed_session_key,
-    verify_signed_session_key,
-)
+from smpref.wire.hellos import ClientHello, ServerHello
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,8 @@ class Accepted:
     version: int
     session_secret: bytes  # the server's per-connection X25519 secret (LINK-9, AUTH)
     client_key: bytes | None
+    #: the shared secret of encrypted blocks, or None when the connection stays unencrypted
+    block_secret: bytes | None
 
 
 @dataclass(frozen=True)
@@ -50,52 +57,98 @@ class Connected:
     server_session_public: bytes
 
 
-async def accept(stream: BlockStream, credentials: ServerCredentials, session_id: bytes,
-                 random: Random, versions: tuple[int, int] = (SMPREF_VERSION, SMPREF_VERSION)
-                 ) -> Accepted:
-    """Run the server's side of the handshake on ``stream``."""
-    secret = random(32)
-    hello = ServerHello(versions[0], versions[1], session_id, credentials.chain,
-                        signed_session_key(credentials.leaf_seed, x25519_public(secret)))
-    await stream.write_handshake(hello.encode())
-    try:
-        client = ClientHello.decode(await stream.read_handshake())
-    except WireError as exc:
-        raise HandshakeFailedError("HANDSHAKE PARSE", str(exc)) from None
-    if client.key_hash != credentials.key_hash:
-        raise HandshakeFailedError("HANDSHAKE IDENTITY", "the client expects another server")
-    if not versions[0] <= client.version <= versions[1]:
-        raise HandshakeFailedError("VERSION", f"client version {client.version} is outside "
-                               f"{versions[0]}-{versions[1]}")
-    if (client.version >= BLOCK_ENCRYPTION_VERSION and client.client_key is not None
-            and not client.proxy_server):
-        stream.framing.encrypt(session_id, x25519(secret, client.client_key), server=True)
-    return Accepted(client.version, secret, client.client_key)
+class ServerHandshake:
+    """The server's side: :meth:`hello` to send, then :meth:`receive` the client's hello."""
+
+    def __init__(self, credentials: ServerCredentials, session_id: bytes, random: Random,
+                 versions: tuple[int, int] = (SMPREF_VERSION, SMPREF_VERSION)) -> None:
+        self.credentials = credentials
+        self.session_id = session_id
+        self.versions = versions
+        self.secret = random(32)
+
+    def hello(self) -> bytes:
+        """The content of the server's hello block."""
+        return ServerHello(self.versions[0], self.versions[1], self.session_id,
+                           self.credentials.chain,
+                           signed_session_key(self.credentials.leaf_seed,
+                                              x25519_public(self.secret))).encode()
+
+    def receive(self, content: bytes) -> Accepted:
+        """Check the client's hello.
+
+        Raises:
+            HandshakeFailedError: it does not parse, names another server, or asks for a
+                version outside the range.
+        """
+        try:
+            client = ClientHello.decode(content)
+        except WireError as exc:
+            raise HandshakeFailedError("HANDSHAKE PARSE", str(exc)) from None
+        if client.key_hash != self.credentials.key_hash:
+            raise HandshakeFailedError("HANDSHAKE IDENTITY", "the client expects another server")
+        low, high = self.versions
+        if not low <= client.version <= high:
+            raise HandshakeFailedError("VERSION", f"client version {client.version} is outside "
+                                                  f"{low}-{high}")
+        block_secret = None
+        if (client.version >= BLOCK_ENCRYPTION_VERSION and client.client_key is not None
+                and not client.proxy_server):
+            block_secret = x25519(self.secret, client.client_key)
+        return Accepted(client.version, self.secret, client.client_key, block_secret)
 
 
-async def connect(stream: BlockStream, key_hash: bytes, session_id: bytes,
-                  tls_leaf_der: bytes | None, random: Random) -> Connected:
-    """Run the client's side of the handshake on ``stream``."""
-    try:
-        hello = ServerHello.decode(await stream.read_handshake())
-    except WireError as exc:
-        raise HandshakeFailedError("HANDSHAKE PARSE", f"server hello: {exc}") from None
-    if hello.session_id != session_id:
-        raise HandshakeFailedError("SESSION", "the hello's session ID is not this TLS session's")
-    if hello.signed_key is None:
-        raise HandshakeFailedError("NO_AUTH", "the server sent no session key (version below 7)")
-    try:
-        leaf_key = check_identity(hello.certificates, tls_leaf_der, key_hash)
-        server_public = verify_signed_session_key(hello.signed_key, leaf_key)
-    except (IdentityError, CryptoError) as exc:
-        error = "HANDSHAKE IDENTITY" if isinstance(exc, IdentityError) else "HANDSHAKE BAD_AUTH"
-        raise HandshakeFailedError(error, str(exc)) from None
-    try:
-        negotiated = client_choice(hello.min_version, hello.max_version)
-    except VersionError as exc:
-        raise HandshakeFailedError("VERSION", str(exc)) from None
-    secret = random(32)
-    reply = ClientHello(negotiated.version, key_hash, x25519_public(secret), False)
-    await stream.write_handshake(reply.encode())
-    stream.framing.encrypt(session_id, x25519(secret, server_public), server=False)
-    return Connected(negotiated, (hello.min_version, hello.max_version), server_public)
+class ClientHandshake:
+    """The client's side: :meth:`receive` the server's hello; the answer is the client's."""
+
+    def __init__(self, key_hash: bytes, session_id: bytes, tls_leaf_der: bytes | None,
+                 random: Random) -> None:
+        self.key_hash = key_hash
+        self.session_id = session_id
+        self.tls_leaf_der = tls_leaf_der
+        self.random = random
+        self.connected: Connected | None = None
+        #: the shared secret of the encrypted blocks that follow the handshake
+        self.block_secret: bytes | None = None
+
+    def receive(self, content: bytes) -> bytes:
+        """Check the server's hello and choose a version; return the client's hello.
+
+        Raises:
+            HandshakeFailedError: naming deployed's error (PARSE, SESSION, NO_AUTH, IDENTITY,
+                BAD_AUTH, VERSION).
+        """
+        try:
+            hello = ServerHello.decode(content)
+        except WireError as exc:
+            raise HandshakeFailedError("HANDSHAKE PARSE", f"server hello: {exc}") from None
+        if hello.session_id != self.session_id:
+            raise HandshakeFailedError("SESSION",
+                                       "the hello's session ID is not this TLS session's")
+        if hello.signed_key is None:
+            raise HandshakeFailedError("NO_AUTH",
+                                       "the server sent no session key (version below 7)")
+        try:
+            leaf_key = check_identity(hello.certificates, self.tls_leaf_der, self.key_hash)
+            server_public = verify_signed_session_key(hello.signed_key, leaf_key)
+        except (IdentityError, CryptoError) as exc:
+            error = "HANDSHAKE IDENTITY" if isinstance(exc, IdentityError) else \
+                "HANDSHAKE BAD_AUTH"
+            raise HandshakeFailedError(error, str(exc)) from None
+        try:
+            negotiated = client_choice(hello.min_version, hello.max_version)
+        except VersionError as exc:
+            raise HandshakeFailedError("VERSION", str(exc)) from None
+        secret = self.random(32)
+        self.connected = Connected(negotiated, (hello.min_version, hello.max_version),
+                                   server_public)
+        self.block_secret = x25519(secret, server_public)
+        return ClientHello(negotiated.version, self.key_hash, x25519_public(secret),
+                           False).encode()
+
+
+def start_encryption(framing: Framing, session_id: bytes, block_secret: bytes | None, *,
+                     server: bool) -> None:
+    """Switch a connection's framing to encrypted blocks once the handshake agreed on it."""
+    if block_secret is not None:
+        framing.encrypt(session_id, block_secret, server=server)

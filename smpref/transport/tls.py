@@ -13,7 +13,6 @@ import hashlib
 import itertools
 import ssl
 from collections.abc import Callable
-from typing import Any
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -95,7 +94,8 @@ def _verify_signed_by(cert: x509.Certificate, issuer: x509.Certificate) -> None:
 
 
 def check_identity(chain: tuple[bytes, ...], tls_leaf_der: bytes | None, key_hash: bytes,
-                   *, now: Callable[[], datetime.datetime] | None = None) -> Any:
+                   *, now: Callable[[], datetime.datetime] | None = None
+                   ) -> ed25519.Ed25519PublicKey | ed448.Ed448PublicKey:
     """Check the server's chain from its hello against the address's keyHash (TRANS-1).
 
     ``chain`` is the hello's chain (leaf first); ``tls_leaf_der`` the certificate TLS

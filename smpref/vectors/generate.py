@@ -821,12 +821,8 @@ def handshake_groups() -> list[Json]:
     from cryptography.hazmat.primitives.serialization import Encoding
 
     from smpref.crypto.primitives import ed25519_public
-    from smpref.wire.hellos import (
-        ClientHello,
-        ServerHello,
-        key_hash,
-        signed_session_key,
-    )
+    from smpref.crypto.session_keys import key_hash, signed_session_key
+    from smpref.wire.hellos import ClientHello, ServerHello
 
     random = SeededRandom(b"vectors handshake")
     pem = (resources.files("smpref.vectors") / "fixtures" / "simplexmq-test-ca.crt").read_bytes()

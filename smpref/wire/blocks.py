@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from smpref.errors import BlockError, WireError
-from smpref.wire.buffer import Reader, write_large
+from smpref.wire.buffer import Reader, Writer
 
 BLOCK_SIZE: Final = 16384
 #: room for transmissions in one unencrypted block: 2 bytes of pad length and 1 count byte
@@ -22,7 +22,10 @@ def pad(content: bytes, size: int = BLOCK_SIZE) -> bytes:
     """``Word16 len || content || '#' * (size - len - 2)`` (smp-wire §1.4)."""
     if len(content) > min(size - 2, 0xFFFF):
         raise BlockError(f"{len(content)} bytes do not fit a padded block of {size}")
-    return len(content).to_bytes(2, "big") + content + PAD_BYTE * (size - len(content) - 2)
+    w = Writer()
+    w.large(content)
+    w.raw(PAD_BYTE * (size - len(content) - 2))
+    return bytes(w)
 
 
 def unpad(block: bytes) -> bytes:
@@ -43,12 +46,13 @@ def encode_batch(transmissions: list[bytes]) -> bytes:
     """``count(1) 1*Large(transmission)``: block content for 1..255 encoded transmissions."""
     if not 1 <= len(transmissions) <= 255:
         raise BlockError(f"a block carries 1..255 transmissions, got {len(transmissions)}")
-    out = bytearray([len(transmissions)])
+    w = Writer()
+    w.list_count(len(transmissions))
     for t in transmissions:
-        write_large(out, t)
-    if len(out) > BLOCK_SIZE - 2:
-        raise BlockError(f"{len(out)} bytes of transmissions do not fit one block")
-    return bytes(out)
+        w.large(t)
+    if len(w) > BLOCK_SIZE - 2:
+        raise BlockError(f"{len(w)} bytes of transmissions do not fit one block")
+    return bytes(w)
 
 
 def decode_batch(content: bytes) -> list[bytes]:

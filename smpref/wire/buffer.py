@@ -1,4 +1,5 @@
-"""Binary primitives of SMP (smp-wire §1.1): a strict reader and the writing helpers.
+"""Binary primitives of SMP (smp-wire §1.1): a strict :class:`Reader` and its pair, the
+:class:`Writer`. Every byte layout in smpref is written with these two and nothing else.
 
 Reading is strict: a short read, a bad Bool or Maybe byte, or (via :func:`Reader.finish`)
 trailing bytes raise a :class:`~smpref.errors.WireError` subclass carrying the byte offset.
@@ -8,6 +9,7 @@ Callers add the field path as the error unwinds (:meth:`WireError.within`).
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Final
 
 from smpref.errors import (
@@ -137,41 +139,72 @@ class Reader:
             )
 
 
-def write_short_string(out: bytearray, value: bytes) -> None:
-    if len(value) > 255:
-        raise FieldTooLongError(f"shortString holds at most 255 bytes, got {len(value)}")
-    out.append(len(value))
-    out += value
+class Writer(bytearray):
+    """An output buffer with SMP's primitives, the pair of :class:`Reader`: every method writes
+    one primitive of smp-wire §1.1, so no caller writes a length, a tag byte or a separator by
+    hand. It is a ``bytearray``: ``bytes(writer)`` is the encoding.
+
+    Methods return nothing; an encoder that cannot write a value (a ShortString over 255 bytes)
+    raises :class:`~smpref.errors.FieldTooLongError` before writing anything.
+    """
+
+    __slots__ = ()
+
+    def raw(self, data: bytes) -> None:
+        """Bytes as they are: fixed-size fields, ``Tail``, or a literal of the notation."""
+        self += data
+
+    def byte(self, value: int) -> None:
+        self.append(value)
+
+    def word16(self, value: int) -> None:
+        self += _U16.pack(value)
+
+    def word32(self, value: int) -> None:
+        self += _U32.pack(value)
+
+    def int64(self, value: int) -> None:
+        self += _I64.pack(value)
+
+    def short_string(self, value: bytes) -> None:
+        """``ss``: one length byte, then the bytes."""
+        if len(value) > 255:
+            raise FieldTooLongError(f"shortString holds at most 255 bytes, got {len(value)}")
+        self.append(len(value))
+        self += value
+
+    def large(self, value: bytes | bytearray) -> None:
+        """``Large``: a big-endian Word16 length, then the bytes."""
+        if len(value) > 0xFFFF:
+            raise FieldTooLongError(f"Large holds at most 65535 bytes, got {len(value)}")
+        self += _U16.pack(len(value))
+        self += value
+
+    def boolean(self, value: bool) -> None:
+        """``'T'`` or ``'F'``."""
+        self.append(BOOL_TRUE if value else BOOL_FALSE)
+
+    def nothing(self) -> None:
+        """An absent ``Maybe``: ``'0'``."""
+        self.append(MAYBE_NOTHING)
+
+    def just(self) -> None:
+        """A present ``Maybe``: ``'1'``; its value follows."""
+        self.append(MAYBE_JUST)
+
+    def list_count(self, n: int) -> None:
+        """The count byte of a list (1 byte: at most 255 items)."""
+        if not 0 <= n <= 255:
+            raise FieldTooLongError(f"a list holds at most 255 items, got {n}")
+        self.append(n)
+
+    def space(self) -> None:
+        """The 0x20 between a tag or word and what follows."""
+        self.append(SPACE)
 
 
-def write_large(out: bytearray, value: bytes) -> None:
-    if len(value) > 0xFFFF:
-        raise FieldTooLongError(f"Large holds at most 65535 bytes, got {len(value)}")
-    out += _U16.pack(len(value))
-    out += value
-
-
-def write_word16(out: bytearray, value: int) -> None:
-    out += _U16.pack(value)
-
-
-def write_word32(out: bytearray, value: int) -> None:
-    out += _U32.pack(value)
-
-
-def write_int64(out: bytearray, value: int) -> None:
-    out += _I64.pack(value)
-
-
-def short_string(value: bytes) -> bytes:
-    """Return ``ss(value)``."""
-    out = bytearray()
-    write_short_string(out, value)
-    return bytes(out)
-
-
-def large(value: bytes) -> bytes:
-    """Return ``Large(value)``."""
-    out = bytearray()
-    write_large(out, value)
-    return bytes(out)
+def encode(write: Callable[[Writer], None]) -> bytes:
+    """The bytes ``write`` produces into a fresh :class:`Writer`."""
+    w = Writer()
+    write(w)
+    return bytes(w)

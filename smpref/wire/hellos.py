@@ -1,11 +1,11 @@
-"""The SMP handshake (smp-wire §2.3, §2.5; TRANS-1, TRANS-9), without I/O.
+"""The handshake's byte layouts (smp-wire §2.3, §2.5; TRANS-1, TRANS-9), without cryptography.
 
-* ``keyHash`` = SHA-256 of the DER of the identity (CA) certificate, the chain's second one.
 * The server's hello: ``Word16 min || Word16 max || ss(sessionId)`` and, from version 7,
   ``count(1) 1*Large(certificate DER) Large(signed session key DER)``.
-* The signed session key: ``SEQUENCE { SEQUENCE { SPKI(X25519) }, AlgorithmIdentifier(Ed25519,
-  no parameters), BIT STRING(0 unused bits || signature) }``; the signature covers the inner
-  ``30 2c || SPKI`` (46 bytes). The whole is 122 bytes for Ed25519.
+* The signed session key: ``SEQUENCE { SEQUENCE { SPKI(X25519) }, AlgorithmIdentifier(Ed25519
+  or Ed448, no parameters), BIT STRING(0 unused bits || signature) }``; the signature covers
+  the inner ``30 2c || SPKI`` (46 bytes). The whole is 122 bytes for Ed25519, 175 for Ed448.
+  :mod:`smpref.crypto.session_keys` signs and verifies it.
 * The client's hello: ``Word16 version || ss(keyHash)``, then from version 7 ``ss(SPKI(X25519))``
   when the client has a key (no Maybe tag), from version 14 the proxy flag ``'T'``/``'F'``, and
   from version 16 ``'0'`` (no client service).
@@ -15,78 +15,69 @@ Decoding is strict: trailing bytes are an error (DIV-23).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Final
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
-
-from smpref.crypto.primitives import ed25519_sign, ed25519_verify
 from smpref.errors import BadValueError, CryptoError, WireError
-from smpref.wire.buffer import Reader, write_large, write_short_string
+from smpref.wire.buffer import Reader, Writer, encode
 from smpref.wire.keys import DH_ALGORITHMS, KeyAlgorithm, PublicKey
 
-ED25519_ALGORITHM_ID = bytes.fromhex("300506032b6570")
-ED448_ALGORITHM_ID = bytes.fromhex("300506032b6571")
-_SPKI_WRAPPER = bytes.fromhex("302c")
-_SIGNED_PREFIX = bytes.fromhex("3078")  # SEQUENCE of 120 bytes
-_BIT_STRING = bytes.fromhex("034100")  # 65 bytes: no unused bits, then the signature
+#: versions from which the hello carries more (smp-wire §2.5)
+CERTIFICATES_VERSION: Final = 7
+PROXY_FLAG_VERSION: Final = 14
+SERVICE_VERSION: Final = 16
+#: the first byte of an X25519 SPKI's ShortString: its length (44)
+_X25519_SPKI_LENGTH: Final = len(KeyAlgorithm.X25519.prefix) + KeyAlgorithm.X25519.raw_length
+
+_INNER_WRAPPER: Final = bytes.fromhex("302c")  # SEQUENCE of the 44-byte SPKI
 
 
-def key_hash(identity_certificate_der: bytes) -> bytes:
-    """TRANS-1: the server identity, SHA-256 of the identity certificate's DER."""
-    return hashlib.sha256(identity_certificate_der).digest()
+@dataclass(frozen=True, slots=True)
+class SignedKeyLayout:
+    """The DER around a signed session key for one signature algorithm."""
+
+    name: str
+    outer: bytes  # the outer SEQUENCE header
+    algorithm_id: bytes  # AlgorithmIdentifier, no parameters
+    bit_string: bytes  # BIT STRING header with 0 unused bits
+    signature_length: int
+
+    def encode(self, session_public: bytes, signature: bytes) -> bytes:
+        """The DER of ``session_public`` (raw X25519) signed with ``signature``."""
+        if len(signature) != self.signature_length:
+            raise BadValueError(f"an {self.name} signature is {self.signature_length} bytes")
+        return (self.outer + signed_part(session_public) + self.algorithm_id + self.bit_string
+                + signature)
+
+    def decode(self, der: bytes) -> tuple[bytes, bytes]:
+        """(the signed part, the signature) of a DER in this layout.
+
+        Raises:
+            CryptoError: the bytes are not this layout.
+        """
+        inner_end = len(self.outer) + len(_INNER_WRAPPER) + _X25519_SPKI_LENGTH
+        head = inner_end + len(self.algorithm_id) + len(self.bit_string)
+        if (len(der) != head + self.signature_length or not der.startswith(self.outer)
+                or der[len(self.outer):len(self.outer) + 2] != _INNER_WRAPPER
+                or der[inner_end:head] != self.algorithm_id + self.bit_string):
+            raise CryptoError(f"not an {self.name}-signed X25519 key in the deployed DER layout")
+        return der[len(self.outer):inner_end], der[head:]
 
 
-def signed_session_key(tls_seed: bytes, session_public: bytes) -> bytes:
-    """The server's X25519 session key, signed with its Ed25519 TLS key (TRANS-9)."""
-    inner = _SPKI_WRAPPER + PublicKey(KeyAlgorithm.X25519, session_public).der
-    signature = ed25519_sign(tls_seed, inner)
-    return _SIGNED_PREFIX + inner + ED25519_ALGORITHM_ID + _BIT_STRING + signature
+ED25519_SIGNED = SignedKeyLayout("ed25519", bytes.fromhex("3078"),
+                                 bytes.fromhex("300506032b6570"), bytes.fromhex("034100"), 64)
+ED448_SIGNED = SignedKeyLayout("ed448", bytes.fromhex("3081aa"),
+                               bytes.fromhex("300506032b6571"), bytes.fromhex("037300"), 114)
 
 
-#: (algorithm identifier, BIT STRING header, signature length, outer SEQUENCE header) per key
-_SIGNED_LAYOUTS = {
-    "ed25519": (ED25519_ALGORITHM_ID, bytes.fromhex("034100"), 64, bytes.fromhex("3078")),
-    "ed448": (ED448_ALGORITHM_ID, bytes.fromhex("037300"), 114, bytes.fromhex("3081aa")),
-}
+def signed_part(session_public: bytes) -> bytes:
+    """What the TLS key signs: ``30 2c || SPKI(X25519 session key)``."""
+    return _INNER_WRAPPER + PublicKey(KeyAlgorithm.X25519, session_public).der
 
 
-def verify_signed_session_key(der: bytes, tls_public: bytes | Any) -> bytes:
-    """The X25519 session key in ``der`` if the TLS key signed it, else CryptoError.
-
-    ``tls_public`` is a raw Ed25519 key or a ``cryptography`` Ed25519/Ed448 public key (deployed
-    servers default to Ed448 certificates, smp-wire §2.3).
-    """
-    if isinstance(tls_public, bytes):
-        name = "ed25519"
-    elif isinstance(tls_public, ed448.Ed448PublicKey):
-        name = "ed448"
-    elif isinstance(tls_public, ed25519.Ed25519PublicKey):
-        name = "ed25519"
-    else:
-        raise CryptoError("the TLS key is neither Ed25519 nor Ed448")
-    algorithm, bit_string, sig_len, prefix = _SIGNED_LAYOUTS[name]
-    inner_end = len(prefix) + 46
-    if (len(der) != inner_end + len(algorithm) + len(bit_string) + sig_len
-            or der[: len(prefix)] != prefix or der[len(prefix) : len(prefix) + 2] != _SPKI_WRAPPER
-            or der[inner_end : inner_end + len(algorithm)] != algorithm
-            or der[inner_end + len(algorithm) : inner_end + len(algorithm) + 3] != bit_string):
-        raise CryptoError(f"not an {name}-signed X25519 key in the deployed DER layout")
-    inner = der[len(prefix) : inner_end]
-    signature = der[inner_end + len(algorithm) + 3 :]
-    if isinstance(tls_public, bytes):
-        valid = ed25519_verify(tls_public, inner, signature)
-    else:
-        try:
-            tls_public.verify(signature, inner)
-            valid = True
-        except InvalidSignature:
-            valid = False
-    if not valid:
-        raise CryptoError("the session key's signature does not verify")
-    return PublicKey.from_der(inner[2:], DH_ALGORITHMS).raw
+def session_key_of(signed: bytes) -> bytes:
+    """The raw X25519 key inside a signed part."""
+    return PublicKey.from_der(signed[len(_INNER_WRAPPER):], DH_ALGORITHMS).raw
 
 
 @dataclass(frozen=True)
@@ -98,16 +89,21 @@ class ServerHello:
     signed_key: bytes | None = None
 
     def encode(self) -> bytes:
-        out = bytearray(self.min_version.to_bytes(2, "big") + self.max_version.to_bytes(2, "big"))
-        write_short_string(out, self.session_id)
-        if self.max_version >= 7:
-            if not self.certificates or self.signed_key is None:
-                raise BadValueError("from version 7 the hello carries the chain and signed key")
-            out.append(len(self.certificates))
+        if self.max_version >= CERTIFICATES_VERSION and (
+                not self.certificates or self.signed_key is None):
+            raise BadValueError("from version 7 the hello carries the chain and signed key")
+        return encode(self._write)
+
+    def _write(self, w: Writer) -> None:
+        w.word16(self.min_version)
+        w.word16(self.max_version)
+        w.short_string(self.session_id)
+        if self.max_version >= CERTIFICATES_VERSION:
+            assert self.signed_key is not None
+            w.list_count(len(self.certificates))
             for certificate in self.certificates:
-                write_large(out, certificate)
-            write_large(out, self.signed_key)
-        return bytes(out)
+                w.large(certificate)
+            w.large(self.signed_key)
 
     @classmethod
     def decode(cls, data: bytes) -> ServerHello:
@@ -118,7 +114,7 @@ class ServerHello:
         session_id = r.short_string()
         certificates: tuple[bytes, ...] = ()
         signed = None
-        if high >= 7:
+        if high >= CERTIFICATES_VERSION:
             count = r.byte()
             if count == 0:
                 raise BadValueError("empty certificate chain", path="certificates")
@@ -136,15 +132,17 @@ class ClientHello:
     proxy_server: bool = False
 
     def encode(self) -> bytes:
-        out = bytearray(self.version.to_bytes(2, "big"))
-        write_short_string(out, self.key_hash)
-        if self.version >= 7 and self.client_key is not None:
-            write_short_string(out, PublicKey(KeyAlgorithm.X25519, self.client_key).der)
-        if self.version >= 14:
-            out += b"T" if self.proxy_server else b"F"
-        if self.version >= 16:
-            out += b"0"
-        return bytes(out)
+        return encode(self._write)
+
+    def _write(self, w: Writer) -> None:
+        w.word16(self.version)
+        w.short_string(self.key_hash)
+        if self.version >= CERTIFICATES_VERSION and self.client_key is not None:
+            w.short_string(PublicKey(KeyAlgorithm.X25519, self.client_key).der)
+        if self.version >= PROXY_FLAG_VERSION:
+            w.boolean(self.proxy_server)
+        if self.version >= SERVICE_VERSION:
+            w.nothing()  # no client service certificate
 
     @classmethod
     def decode(cls, data: bytes) -> ClientHello:
@@ -152,16 +150,17 @@ class ClientHello:
         version = r.word16()
         kh = r.short_string()
         key = None
-        if version >= 7 and r.remaining() and r.buf[r.pos] == 44:
+        # The key has no Maybe tag: it is there when the next byte is its ShortString length.
+        if version >= CERTIFICATES_VERSION and r.remaining() and \
+                r.buf[r.pos] == _X25519_SPKI_LENGTH:
             try:
                 key = PublicKey.from_der(r.short_string(), DH_ALGORITHMS).raw
             except WireError as exc:
                 raise exc.within("client_key") from None
         proxy = False
-        if version >= 14:
+        if version >= PROXY_FLAG_VERSION:
             proxy = r.boolean()
-        if version >= 16 and r.maybe():
+        if version >= SERVICE_VERSION and r.maybe():
             raise BadValueError("smpref does not take client services", path="service")
         r.finish()
         return cls(version, kh, key, proxy)
-

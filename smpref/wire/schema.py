@@ -31,7 +31,7 @@ from smpref.errors import (
 from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
 from smpref.notation.python_types import variant_class
 from smpref.wire import messages
-from smpref.wire.buffer import Reader, write_int64, write_word16, write_word32
+from smpref.wire.buffer import Reader, Writer
 from smpref.wire.keys import AUTH_ALGORITHMS, DH_ALGORITHMS
 from smpref.wire.structs import Message, Struct
 from smpref.wire.type_codecs import (
@@ -67,17 +67,18 @@ class MessageCodec(StructCodec):
         self.prefix = self.tag + b" " if definition.items else self.tag
 
     def encode(self, value: Struct) -> bytes:
-        out = bytearray(self.prefix)
-        self.write(out, value)
-        return bytes(out)
+        w = Writer()
+        w.raw(self.prefix)
+        self.write(w, value)
+        return bytes(w)
 
 
 def _primitive(name: str, args: tuple[TypeRef | int, ...]) -> Codec | None:
     simple: dict[str, Codec] = {
         "Bool": BoolCodec(),
-        "Word16": IntCodec("Word16", 0, 0xFFFF, Reader.word16, write_word16),
-        "Word32": IntCodec("Word32", 0, 0xFFFFFFFF, Reader.word32, write_word32),
-        "Int64": IntCodec("Int64", -(2**63), 2**63 - 1, Reader.int64, write_int64),
+        "Word16": IntCodec("Word16", 0, 0xFFFF, Reader.word16, Writer.word16),
+        "Word32": IntCodec("Word32", 0, 0xFFFFFFFF, Reader.word32, Writer.word32),
+        "Int64": IntCodec("Int64", -(2**63), 2**63 - 1, Reader.int64, Writer.int64),
         "ShortString": BytesCodec("ShortString", prefix=1),
         "Large": BytesCodec("Large", prefix=2),
         "Tail": BytesCodec("Tail"),

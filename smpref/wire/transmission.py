@@ -21,7 +21,7 @@ from smpref.errors import (
     WireError,
 )
 from smpref.notation import MessageDef
-from smpref.wire.buffer import Reader, write_short_string
+from smpref.wire.buffer import Reader, Writer, encode
 from smpref.wire.schema import decode_message
 from smpref.wire.structs import Message
 
@@ -71,18 +71,19 @@ class Transmission:
             )
 
     def encode(self) -> bytes:
-        out = bytearray()
-        write_short_string(out, self.authorization)
-        if self.authorization:
+        return encode(self._write)
+
+    def _write(self, w: Writer) -> None:
+        w.short_string(self.authorization)
+        if self.authorization:  # the service signature follows only an authorization (v16+)
             if self.service_signature is None:
-                out += b"0"
+                w.nothing()
             else:
-                out += b"1"
-                write_short_string(out, self.service_signature)
-        write_short_string(out, self.corr_id)
-        write_short_string(out, self.entity_id)
-        out += self.command
-        return bytes(out)
+                w.just()
+                w.short_string(self.service_signature)
+        w.short_string(self.corr_id)
+        w.short_string(self.entity_id)
+        w.raw(self.command)
 
     @classmethod
     def decode(cls, data: bytes) -> Transmission:
@@ -123,8 +124,12 @@ def authorized_bytes(session_id: bytes, corr_id: bytes, entity_id: bytes, comman
     """``ss(sessionId) || ss(corrId) || ss(entityId) || command`` (smp-wire §3.3)."""
     if max(len(session_id), len(corr_id), len(entity_id)) > 255:
         raise BadValueError("session, correlation and entity IDs are at most 255 bytes")
-    return b"".join((bytes((len(session_id),)), session_id, bytes((len(corr_id),)), corr_id,
-                     bytes((len(entity_id),)), entity_id, command))
+    w = Writer()
+    w.short_string(session_id)
+    w.short_string(corr_id)
+    w.short_string(entity_id)
+    w.raw(command)
+    return bytes(w)
 
 
 def check_credentials(definition: MessageDef, tx: Transmission, message: Message) -> None:

@@ -1,6 +1,7 @@
 """Codecs derived from the command notation: one codec object per type in spec/commands.smpn.
 
-Each codec reads from a :class:`~smpref.wire.buffer.Reader`, writes into a ``bytearray``,
+Each codec reads from a :class:`~smpref.wire.buffer.Reader`, writes to its paired
+:class:`~smpref.wire.buffer.Writer`,
 validates Python values, and converts to and from the JSON form used by the CLI
 (docs/cli.md, "JSON field naming"). Nothing here knows any particular command: the layouts
 come from the definitions only.
@@ -31,8 +32,7 @@ from smpref.errors import (
 )
 from smpref.wire.buffer import (
     Reader,
-    write_large,
-    write_short_string,
+    Writer,
 )
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.structs import Struct
@@ -51,7 +51,7 @@ class Codec(ABC):
         """Read one value; raise a WireError (with offset) if the bytes are not one."""
 
     @abstractmethod
-    def write(self, out: bytearray, value: Any) -> None:
+    def write(self, w: Writer, value: Any) -> None:
         """Append the encoding of a valid value."""
 
     @abstractmethod
@@ -87,8 +87,8 @@ class BoolCodec(Codec):
     def read(self, r: Reader) -> bool:
         return r.boolean()
 
-    def write(self, out: bytearray, value: bool) -> None:
-        out += b"T" if value else b"F"
+    def write(self, w: Writer, value: bool) -> None:
+        w.boolean(value)
 
     def validate(self, value: Any) -> None:
         _expect(value, bool, "a Bool")
@@ -106,7 +106,7 @@ class IntCodec(Codec):
 
     def __init__(self, type_name: str, low: int, high: int,
                  reader: Callable[[Reader], int],
-                 writer: Callable[[bytearray, int], None]) -> None:
+                 writer: Callable[[Writer, int], None]) -> None:
         self.type_name = type_name
         self.low, self.high = low, high
         self._reader, self._writer = reader, writer
@@ -114,8 +114,8 @@ class IntCodec(Codec):
     def read(self, r: Reader) -> int:
         return self._reader(r)
 
-    def write(self, out: bytearray, value: int) -> None:
-        self._writer(out, value)
+    def write(self, w: Writer, value: int) -> None:
+        self._writer(w, value)
 
     def validate(self, value: Any) -> None:
         _expect(value, int, f"a {self.type_name}")
@@ -148,13 +148,13 @@ class BytesCodec(Codec):
             return r.take(self.size)
         return r.rest()
 
-    def write(self, out: bytearray, value: bytes) -> None:
+    def write(self, w: Writer, value: bytes) -> None:
         if self.prefix == 1:
-            write_short_string(out, value)
+            w.short_string(value)
         elif self.prefix == 2:
-            write_large(out, value)
+            w.large(value)
         else:
-            out += value
+            w.raw(value)
 
     def validate(self, value: Any) -> None:
         _expect(value, bytes, f"{self.type_name} bytes")
@@ -194,8 +194,8 @@ class TextCodec(Codec):
         except UnicodeDecodeError as exc:
             raise BadValueError(f"invalid UTF-8: {exc.reason}", offset=start + exc.start) from None
 
-    def write(self, out: bytearray, value: str) -> None:
-        out += value.encode("utf-8")
+    def write(self, w: Writer, value: str) -> None:
+        w.raw(value.encode("utf-8"))
 
     def validate(self, value: Any) -> None:
         _expect(value, str, "text")
@@ -225,8 +225,8 @@ class KeyCodec(Codec):
             exc.args = (exc._render(),)
             raise
 
-    def write(self, out: bytearray, value: PublicKey) -> None:
-        write_short_string(out, value.der)
+    def write(self, w: Writer, value: PublicKey) -> None:
+        w.short_string(value.der)
 
     def validate(self, value: Any) -> None:
         _expect(value, PublicKey, f"a {self.type_name} (PublicKey)")
@@ -254,12 +254,12 @@ class MaybeCodec(Codec):
     def read(self, r: Reader) -> Any:
         return self.inner.read(r) if r.maybe() else None
 
-    def write(self, out: bytearray, value: Any) -> None:
+    def write(self, w: Writer, value: Any) -> None:
         if value is None:
-            out += b"0"
+            w.nothing()
         else:
-            out += b"1"
-            self.inner.write(out, value)
+            w.just()
+            self.inner.write(w, value)
 
     def validate(self, value: Any) -> None:
         if value is not None:
@@ -287,10 +287,10 @@ class FramedCodec(Codec):
         inner.finish()
         return value
 
-    def write(self, out: bytearray, value: Any) -> None:
-        body = bytearray()
+    def write(self, w: Writer, value: Any) -> None:
+        body = Writer()
         self.inner.write(body, value)
-        write_large(out, bytes(body))
+        w.large(body)
 
     def validate(self, value: Any) -> None:
         self.inner.validate(value)
@@ -323,10 +323,10 @@ class ListCodec(Codec):
                 raise exc.within(f"[{i}]") from None
         return tuple(items)
 
-    def write(self, out: bytearray, value: tuple[Any, ...]) -> None:
-        out.append(len(value))
+    def write(self, w: Writer, value: tuple[Any, ...]) -> None:
+        w.list_count(len(value))
         for item in value:
-            self.inner.write(out, item)
+            self.inner.write(w, item)
 
     def validate(self, value: Any) -> None:
         _expect(value, tuple, "a tuple")
@@ -371,8 +371,8 @@ class EnumCodec(Codec):
             )
         return member
 
-    def write(self, out: bytearray, value: enum.Enum) -> None:
-        out += value.value
+    def write(self, w: Writer, value: enum.Enum) -> None:
+        w.raw(value.value)
 
     def validate(self, value: Any) -> None:
         _expect(value, self.enum_type, f"a {self.type_name} member")
@@ -433,17 +433,17 @@ class StructCodec(Codec):
 
     def encode(self, value: Struct) -> bytes:
         """The encoding of one value."""
-        out = bytearray()
-        self.write(out, value)
-        return bytes(out)
+        w = Writer()
+        self.write(w, value)
+        return bytes(w)
 
-    def write(self, out: bytearray, value: Struct) -> None:
+    def write(self, w: Writer, value: Struct) -> None:
         for item in self.items:
             if isinstance(item, bytes):
-                out += item
+                w.raw(item)
             else:
                 try:
-                    item.codec.write(out, getattr(value, item.attr))
+                    item.codec.write(w, getattr(value, item.attr))
                 except WireError as exc:
                     raise exc.within(item.name) from None
 
@@ -505,10 +505,10 @@ class UnionCodec(Codec):
         except WireError as exc:
             raise exc.within(tag.decode()) from None
 
-    def write(self, out: bytearray, value: Struct) -> None:
+    def write(self, w: Writer, value: Struct) -> None:
         variant = value.CODEC
         assert isinstance(variant, VariantCodec)
-        variant.write_tagged(out, value)
+        variant.write_tagged(w, value)
 
     def validate(self, value: Any) -> None:
         _expect(value, self.base, f"a {self.type_name} variant")
@@ -537,13 +537,13 @@ class VariantCodec(StructCodec):
 
     def encode(self, value: Struct) -> bytes:
         """A variant value on its own is its union's encoding: the tag, then its fields."""
-        out = bytearray()
-        self.write_tagged(out, value)
-        return bytes(out)
+        w = Writer()
+        self.write_tagged(w, value)
+        return bytes(w)
 
-    def write_tagged(self, out: bytearray, value: Struct) -> None:
+    def write_tagged(self, w: Writer, value: Struct) -> None:
         """The tag, then, if the variant has fields, 0x20 and the fields."""
-        out += self.tag
+        w.raw(self.tag)
         if self.items:
-            out += b" "
-        self.write(out, value)
+            w.space()
+        self.write(w, value)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from smpref.client.connection import Reply, SmpClient
-from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, make_link_blob
+from smpref.client.connection import SmpClient
+from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, Reply, make_link_blob
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseFunction, CaseGroup
 from smpref.crypto.randomness import SeededRandom

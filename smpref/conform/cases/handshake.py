@@ -8,7 +8,7 @@ from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
 from smpref.errors import Fail
 from smpref.text.addresses import parse_server_address
-from smpref.transport.framing import BlockStream
+from smpref.transport.streams import BlockStream
 from smpref.transport.tls import client_context
 from smpref.wire.hellos import ClientHello, ServerHello
 

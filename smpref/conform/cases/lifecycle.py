@@ -6,6 +6,7 @@ from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
 from smpref.errors import Fail
 from smpref.wire.messages import (
+    COUNT,
     DEL,
     GET,
     OFF,
@@ -31,9 +32,9 @@ async def _life_invitation(ctx: Context) -> str | None:
         raise Fail(f"received {bodies!r}, sent confirmation, one, two in that order")
     off = await ctx.request(owner, OFF(), q.rid, q.key)
     if ctx.extended:
-        ctx.expect(off, "COUNT", step="OFF")
-        if off.message.remaining != 0:
-            raise Fail(f"OFF on an empty queue answered COUNT {off.message.remaining}")
+        remaining = ctx.message(off, COUNT, "OFF").remaining
+        if remaining != 0:
+            raise Fail(f"OFF on an empty queue answered COUNT {remaining}")
     else:
         ctx.expect(off, "OK", step="OFF")
     ctx.expect(await ctx.send(sender, q, b"late"), error="AUTH", step="SEND after OFF")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
+from smpref.crypto.randomness import Random
 from smpref.errors import Fail, Info
 from smpref.wire.messages import (
     LinkBlob,
@@ -50,7 +49,7 @@ async def _limit_quota(ctx: Context) -> str | None:
     return f"quota {sent} messages"
 
 
-def _blob_of_size(size: int, random: Any) -> Any:
+def _blob_of_size(size: int, random: Random) -> LinkBlob:
     """A one-part blob whose encoding is exactly ``size`` bytes (count, priority, Large)."""
     return LinkBlob(parts=(LinkPart(priority=LinkPartPriority.Mandatory,
                                     sealed=random(size - 4)),))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from smpref.client.connection import SmpClient
 from smpref.client.core import AuthKeyPair, make_link_blob, read_link_blob
 from smpref.conform.context import Context, Queue
@@ -11,6 +9,7 @@ from smpref.conform.registry import CaseGroup
 from smpref.errors import Fail
 from smpref.wire.messages import (
     LGET,
+    LINK,
     LSET,
     NSUB,
     LinkData,
@@ -26,7 +25,7 @@ async def _link_roundtrip(ctx: Context) -> str | None:
     owner, reader = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner, "C", link=True)
     assert q.link is not None
-    if q.ids.link_id != q.link.link_id:
+    if q.ids is None or q.ids.link_id != q.link.link_id:
         raise Fail("IDS does not return the link ID NEW carried")
     data = await _read_link(ctx, reader, q)
     if data.conn_req != b"conformance":
@@ -39,13 +38,13 @@ async def _link_roundtrip(ctx: Context) -> str | None:
 
 
 async def _read_link(ctx: Context, c: SmpClient, q: Queue, key: AuthKeyPair | None = None
-                     ) -> Any:
+                     ) -> LinkData:
     assert q.link is not None
     message = LGET(sender_key=key.public if key else None)
     corr, data = c.session.transmission(message, q.link.k, key)
     reply = (await c.send_transmissions([(corr, data)]))[0]
-    ctx.expect(reply, "LINK", step="LGET")
-    queue_link = c.session.open_link(q.link, corr, reply.message.sealed)
+    link = ctx.message(reply, LINK, "LGET")
+    queue_link = c.session.open_link(q.link, corr, link.sealed)
     if queue_link.sender_id != q.sid:
         raise Fail("LINK's sender ID is not the queue's")
     mandatory, _ = read_link_blob(q.link, queue_link.enc_link_data)

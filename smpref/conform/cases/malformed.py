@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from smpref.client.connection import SmpClient
+from smpref.client.core import Reply
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
 from smpref.errors import Fail
 from smpref.wire.blocks import encode_batch
-from smpref.wire.buffer import write_large, write_short_string
+from smpref.wire.buffer import Writer
 from smpref.wire.messages import (
     PING,
 )
@@ -20,7 +20,7 @@ group = CaseGroup("malformed")
 case = group.case
 
 
-async def _raw(ctx: Context, c: SmpClient, transmission: bytes, corr: bytes) -> Any:
+async def _raw(ctx: Context, c: SmpClient, transmission: bytes, corr: bytes) -> Reply:
     """Send one raw transmission; the answer comes with ``corr`` or as an ERR with none."""
     future = c.answer(corr) if corr else None
     await c.send_raw([transmission])
@@ -61,12 +61,12 @@ async def _tx_syntax(ctx: Context) -> str | None:
 async def _tx_auth_length(ctx: Context) -> str | None:
     c = await ctx.connect()
     corr = ctx.random(24)
-    raw = bytearray()
-    write_short_string(raw, b"\x01" * 10)
-    raw += b"0"
-    write_short_string(raw, corr)
-    write_short_string(raw, b"")
-    raw += b"PING"
+    raw = Writer()
+    raw.short_string(b"\x01" * 10)  # neither a signature nor an authenticator (TRANS-5)
+    raw.nothing()  # no service signature
+    raw.short_string(corr)
+    raw.short_string(b"")
+    raw.raw(PING().encode())
     reply = await _raw(ctx, c, bytes(raw), b"")
     ctx.expect(reply, error="BLOCK")
     ctx.expect(await ctx.request(c, PING()), "PONG", step="the connection still works")
@@ -160,9 +160,10 @@ async def _block_overrun(ctx: Context) -> str | None:
     c = await ctx.connect()
     chain = c.stream.framing.send_chain
     assert chain is not None
-    content = bytearray(b"\x01")
-    write_large(content, b"x" * 10)
-    content[1:3] = (5000).to_bytes(2, "big")
+    content = Writer()
+    content.list_count(1)
+    content.word16(5000)  # the length of a transmission of 10 bytes
+    content.raw(b"x" * 10)
     return await _closes(ctx, c, chain.encrypt(bytes(content)), "an overrunning length")
 
 
