@@ -18,8 +18,8 @@ from reqs import req
 from smpref.errors import VectorCheckError, VectorError
 from smpref.vectors import note
 from smpref.vectors.corpus import MANIFEST, verify, write
-from smpref.vectors.generate import corpus
-from smpref.vectors.independent.checks import CHECKS
+from smpref.vectors.generators import corpus
+from smpref.vectors.independent import CHECKS
 
 VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 

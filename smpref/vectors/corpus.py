@@ -17,8 +17,8 @@ import jsonschema
 
 from smpref.errors import VectorCheckError, VectorError
 from smpref.vectors import note
-from smpref.vectors.generate import corpus
-from smpref.vectors.independent.checks import CHECKS
+from smpref.vectors.generators import corpus
+from smpref.vectors.independent import CHECKS
 from smpref.vectors.vector_sets import canonical
 
 MANIFEST = "MANIFEST"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from smpref.vectors.generate import SETS, corpus
+from smpref.vectors.generators import SETS, corpus
 from smpref.vectors.vector_sets import VectorSet
 
 _KIND_TEXT = {"hex": "hex string", "string": "string", "int": "integer", "bool": "boolean",

@@ -1,0 +1,120 @@
+"""The handshake.json vector set: its declaration and its generator, from fixed seeds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smpref.crypto.primitives import x25519_public
+from smpref.crypto.randomness import SeededRandom
+from smpref.vectors.generators.common import entry
+from smpref.vectors.vector_sets import Json, VectorSet
+
+SET = VectorSet(
+    name="handshake",
+    algorithm="SMP handshake",
+    header=("The server identity keyHash, SHA-256 of the identity certificate's DER (TRANS-1), "
+            "with deployed SMP's own test CA as a known answer; the server's X25519 session key "
+            "signed with its Ed25519 TLS key in the deployed DER layout; and the server and "
+            "client hello messages (TRANS-9). tls-unique (TRANS-8) is a property of a live TLS "
+            "session and has no offline vector.",),
+    test_fields={"certificate": "hex", "keyHash": "hex", "keyHashBase64url": "string",
+                 "tlsPublicKey": "hex", "sessionKey": "hex", "signedKey": "hex",
+                 "minVersion": "int", "maxVersion": "int", "version": "int",
+                 "sessionId": "hex", "certificates": "strings", "clientKey": "hex",
+                 "proxyServer": "bool", "encoded": "hex"},
+    optional=frozenset({"certificate", "keyHash", "keyHashBase64url", "tlsPublicKey",
+                        "sessionKey", "signedKey", "minVersion", "maxVersion", "version",
+                        "sessionId", "certificates", "clientKey", "proxyServer", "encoded"}),
+    notes={"Deployed": "deployed SMP's test CA certificate (tests/fixtures/ca.crt) and keyHash",
+           "WrongKey": "signed by another TLS key", "Tampered": "a signature byte was changed"},
+)
+
+
+def _certificates(random: SeededRandom) -> tuple[bytes, bytes, bytes]:
+    """(leaf DER, identity DER, leaf seed): a deterministic Ed25519 chain."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding
+    from cryptography.x509.oid import NameOID
+
+    ca_key = Ed25519PrivateKey.from_private_bytes(random(32))
+    leaf_seed = random(32)
+    leaf_key = Ed25519PrivateKey.from_private_bytes(leaf_seed)
+    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    end = datetime.datetime(2036, 1, 1, tzinfo=datetime.UTC)
+
+    def name(cn: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    ca = (x509.CertificateBuilder().subject_name(name("smpref vectors CA"))
+          .issuer_name(name("smpref vectors CA")).public_key(ca_key.public_key())
+          .serial_number(1).not_valid_before(start).not_valid_after(end)
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, None))
+    leaf = (x509.CertificateBuilder().subject_name(name("smp.example"))
+            .issuer_name(ca.subject).public_key(leaf_key.public_key())
+            .serial_number(2).not_valid_before(start).not_valid_after(end)
+            .sign(ca_key, None))
+    return leaf.public_bytes(Encoding.DER), ca.public_bytes(Encoding.DER), leaf_seed
+
+
+def groups() -> list[Json]:
+    import base64
+    from importlib import resources
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    from smpref.crypto.primitives import ed25519_public
+    from smpref.crypto.session_keys import key_hash, signed_session_key
+    from smpref.wire.hellos import ClientHello, ServerHello
+
+    random = SeededRandom(b"vectors handshake")
+    pem = (resources.files("smpref.vectors") / "fixtures" / "simplexmq-test-ca.crt").read_bytes()
+    deployed = x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
+    leaf, identity, leaf_seed = _certificates(random)
+    hashes = [
+        entry("deployed SMP's test CA", ["TRANS-1"], flags=["Deployed"], certificate=deployed,
+              keyHash=key_hash(deployed),
+              keyHashBase64url=base64.urlsafe_b64encode(key_hash(deployed)).decode()),
+        entry("the chain's identity certificate", ["TRANS-1"], certificate=identity,
+              keyHash=key_hash(identity),
+              keyHashBase64url=base64.urlsafe_b64encode(key_hash(identity)).decode()),
+    ]
+    session = x25519_public(random(32))
+    signed = signed_session_key(leaf_seed, session)
+    tampered = signed[:-1] + bytes([signed[-1] ^ 1])
+    keys = [
+        entry("signed session key", ["TRANS-9"], tlsPublicKey=ed25519_public(leaf_seed),
+              sessionKey=session, signedKey=signed),
+        entry("signed by another key", ["TRANS-9"], "invalid", ["WrongKey"],
+              tlsPublicKey=ed25519_public(random(32)), sessionKey=session, signedKey=signed),
+        entry("tampered signature", ["TRANS-9"], "invalid", ["Tampered"],
+              tlsPublicKey=ed25519_public(leaf_seed), sessionKey=session, signedKey=tampered),
+    ]
+    session_id = random(32)
+    server = []
+    for low, high, chain, key in ((6, 6, (), None), (6, 18, (leaf, identity), signed)):
+        since_v7: dict[str, Any] = {} if key is None else {
+            "certificates": [c.hex() for c in chain], "signedKey": key}
+        server.append(entry(f"server hello, versions {low}-{high}", ["TRANS-9"],
+                            minVersion=low, maxVersion=high, sessionId=session_id,
+                            encoded=ServerHello(low, high, session_id, chain, key).encode(),
+                            **since_v7))
+    client_key = x25519_public(random(32))
+    client = []
+    for v, ckey in ((6, None), (11, client_key), (18, client_key)):
+        present: dict[str, Any] = {}
+        if ckey is not None:
+            present["clientKey"] = ckey
+        if v >= 14:
+            present["proxyServer"] = False
+        client.append(entry(f"client hello, version {v}", ["TRANS-9"], version=v,
+                            keyHash=key_hash(identity),
+                            encoded=ClientHello(v, key_hash(identity), ckey).encode(),
+                            **present))
+    return [{"type": "KeyHashTest", "tests": hashes}, {"type": "SignedKeyTest", "tests": keys},
+            {"type": "ServerHelloTest", "tests": server},
+            {"type": "ClientHelloTest", "tests": client}]

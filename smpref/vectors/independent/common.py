@@ -1,0 +1,101 @@
+"""What the independent checkers share: reading tests, HKDF, X25519, padding, hosts.
+
+Nothing here imports smpref's codecs or crypto: these are the second code path that every
+vector is checked along (pyca/cryptography, the standard library and this package only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import re
+from collections.abc import Callable
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from smpref.errors import VectorCheckError
+
+
+def unhex(test: dict[str, Any], name: str) -> bytes:
+    return bytes.fromhex(test[name])
+
+
+def hkdf(hash_name: str, salt: bytes, ikm: bytes, info: bytes, size: int) -> bytes:
+    algorithm = {"SHA-512": "sha512", "SHA-256": "sha256"}[hash_name]
+    prk = hmac.digest(salt or bytes(hashlib.new(algorithm).digest_size), ikm, algorithm)
+    out, block, counter = b"", b"", 1
+    while len(out) < size:
+        block = hmac.digest(prk, block + info + bytes([counter]), algorithm)
+        out, counter = out + block, counter + 1
+    return out[:size]
+
+
+def x25519_public(secret: bytes) -> bytes:
+    return X25519PrivateKey.from_private_bytes(secret).public_key().public_bytes(
+        Encoding.Raw, PublicFormat.Raw)
+
+
+def x25519(secret: bytes, public: bytes) -> bytes:
+    return X25519PrivateKey.from_private_bytes(secret).exchange(
+        X25519PublicKey.from_public_bytes(public))
+
+
+def expect(condition: bool, test: dict[str, Any], what: str) -> None:
+    if not condition:
+        raise VectorCheckError(f"tcId {test['tcId']} ({test['comment']}): {what}")
+
+
+def tests(vectors: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    return [(group, test) for group in vectors["testGroups"] for test in group["tests"]]
+
+
+def unpad(padded: bytes) -> bytes | None:
+    if len(padded) < 2 or int.from_bytes(padded[:2], "big") > len(padded) - 2:
+        return None
+    return padded[2 : 2 + int.from_bytes(padded[:2], "big")]
+
+
+def cb_nonce(corr_id: bytes) -> bytes:
+    return corr_id[:24] if len(corr_id) >= 24 else corr_id.ljust(24, b"\x00")
+
+
+LABEL_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+
+
+def parse_host(text: str) -> str | None:
+    if text.startswith("["):
+        try:
+            return f"[{ipaddress.IPv6Address(text[1:-1]).compressed}]"
+        except ValueError:
+            return None
+    labels = text.split(".")
+    if len(text) > 253 or not all(LABEL_RE.fullmatch(label) for label in labels):
+        return None
+    return text.lower()
+
+
+META = ("tcId", "comment", "flags", "requirements", "result", "errorColumn")
+
+
+def check_parsed(vectors: dict[str, Any], field: str,
+                  parse: Callable[[str], dict[str, Any] | None]) -> int:
+    """Text vectors: invalid ones do not parse; valid ones parse to exactly the vector's
+    fields, and their canonical form parses to the same."""
+    for _, t in tests(vectors):
+        parsed = parse(t[field])
+        if t["result"] == "invalid":
+            expect(parsed is None, t, f"an invalid {field} parses")
+            continue
+        expect(parsed is not None, t, f"a valid {field} does not parse")
+        assert parsed is not None
+        expected = {k: v for k, v in t.items() if k not in (*META, field)}
+        expect(parsed == expected, t, f"fields differ: {parsed} != {expected}")
+        expect(parse(t["canonical"]) == parsed, t, "the canonical form differs")
+    return int(vectors["numberOfTests"])
+
+
+def ss(data: bytes) -> bytes:
+    return bytes([len(data)]) + data
