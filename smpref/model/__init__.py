@@ -9,10 +9,11 @@ source; :mod:`smpref.model.rules` is the table that decides every outcome, and
 from __future__ import annotations
 
 from smpref.model.config import DAY, ServerConfig
-from smpref.model.delivery import Outgoing
 from smpref.model.environment import Clock, ManualClock
 from smpref.model.queue_store import MemoryStore, QueueStore
-from smpref.model.server import Observer, Server
+from smpref.model.server import Server
+from smpref.model.server_state import Observer
+from smpref.model.sessions import Outgoing
 
 __all__ = [
     "DAY",

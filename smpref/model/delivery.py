@@ -1,17 +1,15 @@
-"""What the model sends to sessions: MSG to readers, END to replaced subscribers, NMSG to
-notifiers, and the records a queue stores (MSG-2, MSG-7, QENC-7, ROT-4, CMD-33, CMD-34)."""
+"""What the model sends to readers and notifiers, and the records a queue stores: MSG (MSG-2,
+QENC-7, ROT-4), NMSG (MSG-7, CMD-34), and new records."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from smpref.crypto import ratchet
 from smpref.crypto.primitives import secretbox
 from smpref.model.records import QueueRecord, StoredRecord
+from smpref.model.server_state import ServerState
+from smpref.model.sessions import Outgoing, Session
 from smpref.wire.blocks import pad
 from smpref.wire.messages import (
-    END,
     MSG,
     NMSG,
     NtfMetadata,
@@ -19,31 +17,10 @@ from smpref.wire.messages import (
     RcvMsgFlags,
     RecordKind,
 )
-from smpref.wire.structs import Response
-from smpref.wire.transmission import Transmission
-
-if TYPE_CHECKING:
-    from smpref.model.server import Server, Session
 
 #: MSG bodies are padded to this before sealing, as deployed (smp-wire §3.10, QENC-7)
 PADDED_RCV_MESSAGE = 16106
 NMSG_PADDED = 128
-
-
-@dataclass(frozen=True, slots=True)
-class Outgoing:
-    """A transmission the server sends: to which session, and what."""
-
-    session_id: bytes
-    corr_id: bytes
-    entity_id: bytes
-    message: Response
-
-    def transmission(self) -> Transmission:
-        return Transmission(b"", self.corr_id, self.entity_id, self.message.encode())
-
-    def encode(self) -> bytes:
-        return self.transmission().encode()
 
 
 def seal_record(queue: QueueRecord, record: StoredRecord, *, last: bool) -> bytes:
@@ -56,7 +33,7 @@ def seal_record(queue: QueueRecord, record: StoredRecord, *, last: bool) -> byte
     return secretbox(queue.rcv_dh_secret, record.msg_id, pad(body, PADDED_RCV_MESSAGE))
 
 
-def deliver_first(server: Server, session: Session, queue: QueueRecord, corr_id: bytes
+def deliver_first(server: ServerState, session: Session, queue: QueueRecord, corr_id: bytes
                   ) -> Outgoing | None:
     """Deliver the queue's first record to a session, if there is one (MSG-2); it stays in
     flight on that session until ACK. The only record of a suspended queue carries ``last``."""
@@ -71,7 +48,7 @@ def deliver_first(server: Server, session: Session, queue: QueueRecord, corr_id:
     return Outgoing(session.session_id, corr_id, queue.recipient_id, message)
 
 
-def push_to_subscriber(server: Server, queue: QueueRecord) -> list[Outgoing]:
+def push_to_subscriber(server: ServerState, queue: QueueRecord) -> list[Outgoing]:
     """After a record is added: a subscriber with nothing in flight gets it (MSG-2)."""
     sid = server.subscribers.get(queue.recipient_id)
     session = server.sessions.get(sid) if sid else None
@@ -81,7 +58,7 @@ def push_to_subscriber(server: Server, queue: QueueRecord) -> list[Outgoing]:
     return [out] if out else []
 
 
-def enqueue(server: Server, queue: QueueRecord, kind: RecordKind, data: bytes,
+def enqueue(server: ServerState, queue: QueueRecord, kind: RecordKind, data: bytes,
             notification: bool) -> StoredRecord:
     """Store a record at the end of a queue, with a fresh message ID and the time now."""
     record = StoredRecord(server.new_id(), server.clock.now(), notification, kind, data)
@@ -89,7 +66,7 @@ def enqueue(server: Server, queue: QueueRecord, kind: RecordKind, data: bytes,
     return record
 
 
-def notify(server: Server, queue: QueueRecord, stored: StoredRecord) -> list[Outgoing]:
+def notify(server: ServerState, queue: QueueRecord, stored: StoredRecord) -> list[Outgoing]:
     """NMSG to the notifier's subscriber, if there is one (MSG-7, CMD-34)."""
     sid = server.notifier_subscribers.get(queue.recipient_id)
     if sid is None or sid not in server.sessions or queue.notifier is None:
@@ -100,9 +77,3 @@ def notify(server: Server, queue: QueueRecord, stored: StoredRecord) -> list[Out
     sealed = secretbox(queue.notifier.dh_secret, nonce, pad(meta, NMSG_PADDED))
     return [Outgoing(sid, b"", queue.notifier.notifier_id,
                      NMSG(nonce=nonce, enc_metadata=sealed))]
-
-
-def end(server: Server, session_id: bytes, entity_id: bytes, requirement: str) -> Outgoing:
-    """END to a session whose subscription another session or a deletion ended."""
-    server.observe("end", (requirement,))
-    return Outgoing(session_id, b"", entity_id, END())

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TypeVar, cast
 
 from smpref.crypto import ratchet
 from smpref.crypto.primitives import x25519_public
 from smpref.model import delivery
-from smpref.model.delivery import Outgoing, deliver_first, enqueue, push_to_subscriber
+from smpref.model.delivery import deliver_first, enqueue, push_to_subscriber
 from smpref.model.records import Link, Notifier, QueueRecord
+from smpref.model.server_state import ServerState
+from smpref.model.sessions import Outgoing, Session
 from smpref.model.states import QueueStatus, SessionMode
 from smpref.model.step import Step, queue_mode
 from smpref.wire.keys import KeyAlgorithm, PublicKey
@@ -47,9 +49,6 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.structs import Command, Response
-
-if TYPE_CHECKING:
-    from smpref.model.server import Server, Session
 
 C = TypeVar("C", bound=Command)
 Effect = Callable[[Step[Command]], list[Outgoing]]
@@ -123,7 +122,7 @@ def _new(step: Step[NEW]) -> list[Outgoing]:
     return out
 
 
-def secure(server: Server, queue: QueueRecord, key: PublicKey, *, by_lget: bool
+def secure(server: ServerState, queue: QueueRecord, key: PublicKey, *, by_lget: bool
            ) -> QueueRecord:
     """KEY, SKEY and LGET with a key (CMD-13, CMD-14, LINK-7). The same key again changes
     nothing; securing drops an invitation's link data at once, or at the first SEND when LGET
@@ -183,7 +182,7 @@ def _ndel(step: Step[NDEL]) -> list[Outgoing]:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def subscribe(server: Server, session: Session, queue: QueueRecord, corr_id: bytes | None
+def subscribe(server: ServerState, session: Session, queue: QueueRecord, corr_id: bytes | None
               ) -> list[Outgoing]:
     """Subscribe a session (MSG-2); corr_id None: no OK (NEW with Subscribe). A previous
     subscriber on another session gets END (CMD-33); the first record is delivered, again if it
@@ -196,7 +195,7 @@ def subscribe(server: Server, session: Session, queue: QueueRecord, corr_id: byt
         if old is not None:
             old.modes.pop(rid, None)
             old.delivered.pop(rid, None)
-            out.append(delivery.end(server, previous, rid, "CMD-33"))
+            out.append(server.end(previous, rid, "CMD-33"))
     server.subscribers[rid] = session.session_id
     session.modes[rid] = SessionMode.SUBSCRIBED
     session.delivered.pop(rid, None)  # a repeated SUB delivers the pending message again
@@ -284,7 +283,7 @@ def _nsub(step: Step[NSUB]) -> list[Outgoing]:
     previous = server.notifier_subscribers.get(rid)
     if previous is not None and previous != session.session_id and previous in server.sessions:
         server.sessions[previous].notifications.discard(rid)
-        out.append(delivery.end(server, previous, step.tx.entity_id, "CMD-33"))
+        out.append(server.end(previous, step.tx.entity_id, "CMD-33"))
     server.notifier_subscribers[rid] = session.session_id
     session.notifications.add(rid)
     return [*out, answer(step, OK())]

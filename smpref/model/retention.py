@@ -10,47 +10,16 @@ updated first, until the total is at the low water mark (QUEUE-9).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 from smpref.errors import StoreError
-from smpref.model.delivery import Outgoing
 from smpref.model.records import Link, QueueRecord
+from smpref.model.server_state import ServerState, SweepState
+from smpref.model.sessions import Outgoing
 from smpref.wire.messages import ConnectionMode, LinkBlob, LinkPartPriority, RecordKind
 
-if TYPE_CHECKING:
-    from smpref.model.server import Server
 
-
-@dataclass
-class SweepState:
-    """Where a sweep cycle is (RET-7): its phase, its cursor, and what the scan measured.
-
-    ``optional_by_day``: bytes that dropping optional blob parts would free, by the queues'
-    ``updated_at``. A relief phase drops every queue updated before ``cutoff_day`` and, on
-    that day, queues in ID order until ``cutoff_budget`` bytes are freed (QUEUE-9).
-    """
-
-    cursor: bytes | None = None
-    optional_by_day: dict[int, int] = field(default_factory=dict)
-    relieving: bool = False
-    cutoff_day: int = -1
-    cutoff_budget: int = 0
-
-    def relief_plan(self, excess: int) -> SweepState:
-        """The relief phase that frees ``excess`` bytes, least recently updated first."""
-        freed = 0
-        days = sorted(self.optional_by_day)
-        for day in days:
-            if freed + self.optional_by_day[day] >= excess:
-                return SweepState(relieving=True, cutoff_day=day, cutoff_budget=excess - freed)
-            freed += self.optional_by_day[day]
-        last = days[-1] if days else -1
-        return SweepState(relieving=True, cutoff_day=last,
-                          cutoff_budget=self.optional_by_day.get(last, 0))
-
-
-def sweep(server: Server, limit: int) -> tuple[list[Outgoing], bool]:
+def sweep(server: ServerState, limit: int) -> tuple[list[Outgoing], bool]:
     """One slice over at most ``limit`` queues; whether the cycle ended. A queue the store
     cannot read or write is skipped (and reported in ``server.store_errors``); the others are
     swept."""
@@ -81,7 +50,7 @@ def sweep(server: Server, limit: int) -> tuple[list[Outgoing], bool]:
     return out, True
 
 
-def _scan(server: Server, queue: QueueRecord, today: int, now: int) -> list[Outgoing]:
+def _scan(server: ServerState, queue: QueueRecord, today: int, now: int) -> list[Outgoing]:
     if queue_expired(server, queue, today):
         server.observe("expire.queue", ("RET-1", "RET-2", "RET-6"))
         return server.delete_queue(queue, except_session=None)
@@ -94,7 +63,7 @@ def _scan(server: Server, queue: QueueRecord, today: int, now: int) -> list[Outg
     return []
 
 
-def queue_expired(server: Server, queue: QueueRecord, today: int) -> bool:
+def queue_expired(server: ServerState, queue: QueueRecord, today: int) -> bool:
     """RET-1, RET-2, RET-3: strictly older than the period, never inside it; secured
     invitation queues never expire by date (RET-4)."""
     age = today - queue.updated_at
@@ -103,7 +72,7 @@ def queue_expired(server: Server, queue: QueueRecord, today: int) -> bool:
     return not queue.secured and age > server.config.unsecured_invitation_days
 
 
-def _expire_messages(server: Server, queue: QueueRecord, cutoff: int) -> None:
+def _expire_messages(server: ServerState, queue: QueueRecord, cutoff: int) -> None:
     """RET-5, QENC-9: drop Message records older than cutoff from the head; keep key records;
     stop at a quota marker or the first younger message. A record in flight is not dropped, so
     that its ACK still succeeds."""
@@ -133,7 +102,7 @@ def mandatory_only(blob: LinkBlob) -> LinkBlob:
                                 if p.priority is LinkPartPriority.Mandatory))
 
 
-def _relieve(server: Server, queue: QueueRecord) -> None:
+def _relieve(server: ServerState, queue: QueueRecord) -> None:
     """Drop the optional parts of one queue's blob if the relief plan says so (QUEUE-9): queues
     updated before the cutoff day, then those of the cutoff day in ID order while its budget
     lasts; never below the low water mark, never a mandatory part."""

@@ -32,24 +32,17 @@ state machines, the TLS server and the conformance oracle.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-
 from smpref.crypto.auth import verify
 from smpref.crypto.primitives import sha256
-from smpref.crypto.randomness import Random
 from smpref.errors import StoreError, WireError
-from smpref.model import delivery, retention
-from smpref.model.config import DAY, ServerConfig
-from smpref.model.delivery import Outgoing
+from smpref.model import retention
 from smpref.model.effects import EFFECTS
-from smpref.model.environment import Clock
-from smpref.model.queue_store import QueueStore
 from smpref.model.records import QueueRecord
-from smpref.model.retention import SweepState
 from smpref.model.rules import decide
-from smpref.model.states import Credential, SessionMode
-from smpref.model.step import ID_SIZE, LINK_ID_SIZE, Step
+from smpref.model.server_state import Observer, ServerState, SweepState
+from smpref.model.sessions import Outgoing, Session
+from smpref.model.states import Credential
+from smpref.model.step import LINK_ID_SIZE, Step
 from smpref.notation.definitions import MessageDef
 from smpref.wire.keys import PublicKey
 from smpref.wire.messages import ERR
@@ -59,70 +52,14 @@ from smpref.wire.transmission import Transmission, check_credentials
 
 __all__ = ["Observer", "Outgoing", "Server", "Session"]
 
-#: called with the name and requirement IDs of every rule and transition the model takes
-Observer = Callable[[str, tuple[str, ...]], None]
 
 #: the store role an entity kind of the notation looks the queue up by
 _ROLE_OF_ENTITY = {"recipient_id": "recipient", "sender_id": "sender",
                    "notifier_id": "notifier"}
 
 
-@dataclass
-class Session:
-    """One client connection: its ID (tls-unique), its X25519 key, its subscriptions.
-
-    ``delivered`` maps a recipient ID to the message ID in flight on this session (sent in MSG,
-    not yet acknowledged); ``modes`` records how the session reads each queue (MSG-3).
-    """
-
-    session_id: bytes
-    secret: bytes
-    modes: dict[bytes, SessionMode] = field(default_factory=dict)
-    delivered: dict[bytes, bytes] = field(default_factory=dict)
-    notifications: set[bytes] = field(default_factory=set)
-
-
-class Server:
+class Server(ServerState):
     """The model server. See the module docstring for the theory of operation."""
-
-    def __init__(self, config: ServerConfig, store: QueueStore, clock: Clock, random: Random,
-                 *, observer: Observer | None = None) -> None:
-        self.config = config
-        self.store = store
-        self.clock = clock
-        self.random = random
-        self.observer = observer
-        self.sessions: dict[bytes, Session] = {}
-        self.subscribers: dict[bytes, bytes] = {}  # recipient ID -> session ID (MSG-2)
-        self.notifier_subscribers: dict[bytes, bytes] = {}  # recipient ID -> session ID
-        self.sweep_state = SweepState()
-        #: what the store reported when a command or a sweep failed (for the server's log)
-        self.store_errors: list[str] = []
-
-    def observe(self, name: str, requirements: tuple[str, ...]) -> None:
-        """Report a rule or transition to the observer, if there is one."""
-        if self.observer is not None:
-            self.observer(name, requirements)
-
-    # --- sessions --------------------------------------------------------------------------
-
-    def open_session(self, session_id: bytes, secret: bytes) -> Session:
-        """Register a connection: its session ID and its X25519 secret from the handshake."""
-        session = Session(session_id, secret)
-        self.sessions[session_id] = session
-        return session
-
-    def close_session(self, session_id: bytes) -> None:
-        """Forget a connection; its subscriptions end, its in-flight messages stay queued."""
-        session = self.sessions.pop(session_id, None)
-        if session is None:
-            return
-        for rid in session.modes:
-            if self.subscribers.get(rid) == session_id:
-                del self.subscribers[rid]
-        for rid in session.notifications:
-            if self.notifier_subscribers.get(rid) == session_id:
-                del self.notifier_subscribers[rid]
 
     # --- the entry point -------------------------------------------------------------------
 
@@ -184,52 +121,6 @@ class Server:
     def _error(self, session_id: bytes, corr_id: bytes, entity_id: bytes, error: str
                ) -> Outgoing:
         return Outgoing(session_id, corr_id, entity_id, ERR(error=parse_error(error)))
-
-    # --- what effects share ----------------------------------------------------------------
-
-    def today(self) -> int:
-        return self.clock.now() // DAY
-
-    def touch(self, queue: QueueRecord) -> QueueRecord:
-        """Move ``updated_at`` to today (QUEUE-5); at most one write a day."""
-        today = self.today()
-        if queue.updated_at == today:
-            return queue
-        self.observe("touch", ("QUEUE-5",))
-        return replace(queue, updated_at=today)
-
-    def new_id(self, size: int = ID_SIZE) -> bytes:
-        """A fresh random ID no queue uses in any role (QUEUE-3, QUEUE-4)."""
-        while True:  # a collision of 24 random bytes does not happen; stay correct anyway
-            candidate = self.random(size)
-            if not self.store.id_taken(candidate):
-                return candidate
-
-    def reopen_if_empty(self, queue: QueueRecord) -> QueueRecord:
-        """MSG-6: the quota holds until the queue is empty."""
-        current = self.store.get(queue.recipient_id) or queue
-        if not current.can_write and not self.store.records(current.recipient_id):
-            self.observe("quota.reopened", ("MSG-6",))
-            current = replace(current, can_write=True)
-            self.store.put(current)
-        return current
-
-    def delete_queue(self, queue: QueueRecord, except_session: bytes | None) -> list[Outgoing]:
-        """DEL and expiry: remove the queue; other subscribers get END (MSG-8)."""
-        out = []
-        rid = queue.recipient_id
-        for sessions in (self.subscribers, self.notifier_subscribers):
-            sid = sessions.pop(rid, None)
-            if sid is not None and sid != except_session and sid in self.sessions:
-                entity = rid if sessions is self.subscribers else (
-                    queue.notifier.notifier_id if queue.notifier else rid)
-                out.append(delivery.end(self, sid, entity, "MSG-8"))
-        for session in self.sessions.values():
-            session.modes.pop(rid, None)
-            session.delivered.pop(rid, None)
-            session.notifications.discard(rid)
-        self.store.delete(rid)
-        return out
 
     # --- sweeps ----------------------------------------------------------------------------
 

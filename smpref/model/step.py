@@ -1,6 +1,6 @@
 """One command being processed: what the generic step found, and the rule table's guards.
 
-A :class:`Step` is built by :meth:`smpref.model.server.Server.receive` after the queue lookup
+A :class:`Step` is built by :meth:`smpref.model.server.ServerState.receive` after the queue lookup
 and the authorization check; the rule table (:mod:`smpref.model.rules`) decides with it, and the
 effect of an accepted command (:mod:`smpref.model.effects`) reads it. :data:`GUARDS` holds one
 predicate per :class:`~smpref.model.rules.Guard`.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, TypeVar, cast
+from typing import Generic, TypeVar, cast
 
 from smpref.crypto.link_crypto import seal_link_response
 from smpref.crypto.primitives import box_key
@@ -23,6 +23,8 @@ from smpref.errors import CryptoError
 from smpref.model.config import ServerConfig
 from smpref.model.records import QueueRecord
 from smpref.model.rules import Guard
+from smpref.model.server_state import ID_SIZE, ServerState
+from smpref.model.sessions import Session
 from smpref.model.states import Credential, SessionMode
 from smpref.wire.messages import (
     ACK,
@@ -41,12 +43,8 @@ from smpref.wire.messages import (
 from smpref.wire.structs import Command
 from smpref.wire.transmission import Transmission
 
-if TYPE_CHECKING:
-    from smpref.model.server import Server, Session
-
 C = TypeVar("C", bound=Command)
 
-ID_SIZE = 24  # queue, sender, notifier and message IDs (QUEUE-3)
 LINK_ID_SIZE = 32  # SHA-256(k) (LINK-2)
 
 
@@ -69,7 +67,7 @@ class Step(Generic[C]):
     """A command on a session, with the queue its entity ID names and what its authorization
     proved."""
 
-    server: Server
+    server: ServerState
     session: Session
     tx: Transmission
     command: C
@@ -114,7 +112,7 @@ class Step(Generic[C]):
         return self._link_response
 
 
-def _draw_material(server: Server, cmd: NEW) -> NewQueueMaterial:
+def _draw_material(server: ServerState, cmd: NEW) -> NewQueueMaterial:
     link = cmd.queue_request.queue_link if cmd.queue_request is not None else None
     ntf = cmd.ntf_request
     rid = server.new_id()

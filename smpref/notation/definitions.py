@@ -175,6 +175,11 @@ class MessageDef:
         return tuple(i for i in self.items if isinstance(i, Field))
 
     @property
+    def auth_attr(self) -> str:
+        """The Python attribute of ``auth when(name)``'s field ("" for other rules)."""
+        return snake_case(self.auth_field) if self.auth_field else ""
+
+    @property
     def signer_attr(self) -> str:
         """The Python attribute of ``signer field(name)``'s field ("" for other signers)."""
         return snake_case(self.signer_field) if self.signer_field else ""

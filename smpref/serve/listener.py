@@ -240,7 +240,7 @@ class SmpServer:
             await stream.close()
             return
         if ssl_object.selected_alpn_protocol() == HTTP_ALPN:
-            await serve_page(self, number, reader, writer)
+            await serve_page(self.address, number, reader, writer)
             return
         try:
             session = session_id(ssl_object)

@@ -18,12 +18,8 @@ import contextlib
 import hashlib
 import html
 import logging
-from typing import TYPE_CHECKING
 
 from smpref.serve import events
-
-if TYPE_CHECKING:
-    from smpref.serve.listener import SmpServer
 
 HEADER_TIMEOUT = 10.0
 LINK_PATHS = {"/c": "contact", "/contact": "contact", "/i": "invitation",
@@ -144,13 +140,13 @@ def respond(server_address: str, request_line: str) -> tuple[str, bytes]:
     return "404", _response("404 Not Found", b"not found\n", head=head, script=False)
 
 
-async def serve_page(server: SmpServer, number: int, reader: asyncio.StreamReader,
+async def serve_page(address: str, number: int, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
     """Answer one HTTP/1.1 request on a TLS connection that chose ALPN http/1.1."""
     try:
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEADER_TIMEOUT)
         request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
-        status, response = respond(server.address, request_line)
+        status, response = respond(address, request_line)
         events.event("http_request", conn=number, request=request_line, status=status)
         writer.write(response)
         await writer.drain()

@@ -215,9 +215,11 @@ def decode_struct(cls: type[S], data: bytes) -> S:
     Raises:
         WireError: the bytes are not one such value; the path starts with the class name.
     """
+    codec = cls.CODEC
+    assert isinstance(codec, StructCodec)  # what the schema binds to every class
     r = Reader(data)
     try:
-        value = cls.CODEC.read(r)
+        value = codec.read(r)
         r.finish()
     except WireError as exc:
         raise exc.within(cls.__name__) from None

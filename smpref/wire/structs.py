@@ -8,12 +8,21 @@ value that exists can always be encoded.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from smpref.notation.definitions import MessageDef
-    from smpref.wire.schema import MessageCodec
-    from smpref.wire.type_codecs import StructCodec
+
+
+class BoundCodec(Protocol):
+    """What a value needs of the codec bound to its class (a StructCodec of
+    :mod:`smpref.wire.type_codecs`); declared here so that this module imports no codec."""
+
+    def validate_fields(self, value: Struct) -> None: ...
+
+    def encode(self, value: Struct) -> bytes: ...
+
+    def to_json(self, value: Struct) -> Any: ...
 
 
 class Struct:
@@ -21,7 +30,7 @@ class Struct:
 
     __slots__ = ()
     #: the codec that reads and writes this class (bound by smpref.wire.schema)
-    CODEC: ClassVar[StructCodec]
+    CODEC: ClassVar[BoundCodec]
 
     def __post_init__(self) -> None:
         self.CODEC.validate_fields(self)
@@ -41,7 +50,6 @@ class Message(Struct):
     __slots__ = ()
     TAG: ClassVar[str]
     DEF: ClassVar[MessageDef]
-    CODEC: ClassVar[MessageCodec]
 
 
 class Command(Message):

@@ -151,9 +151,8 @@ def check_credentials(definition: MessageDef, tx: Transmission, message: Message
         return
     rule = definition.auth
     if rule == "when":
-        attr = message.CODEC.fields[[f.name for f in message.CODEC.fields].index(
-            definition.auth_field)].attr
-        rule = "required" if getattr(message, attr) is not None else "forbidden"
+        present = getattr(message, definition.auth_attr) is not None
+        rule = "required" if present else "forbidden"
     if definition.entity == "none":
         if rule == "required":  # NEW
             if not has_auth:

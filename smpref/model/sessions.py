@@ -1,0 +1,40 @@
+"""Who the model serves and what it sends them: sessions and outgoing transmissions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from smpref.model.states import SessionMode
+from smpref.wire.structs import Response
+from smpref.wire.transmission import Transmission
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A transmission the server sends: to which session, and what."""
+
+    session_id: bytes
+    corr_id: bytes
+    entity_id: bytes
+    message: Response
+
+    def transmission(self) -> Transmission:
+        return Transmission(b"", self.corr_id, self.entity_id, self.message.encode())
+
+    def encode(self) -> bytes:
+        return self.transmission().encode()
+
+
+@dataclass
+class Session:
+    """One client connection: its ID (tls-unique), its X25519 key, its subscriptions.
+
+    ``delivered`` maps a recipient ID to the message ID in flight on this session (sent in MSG,
+    not yet acknowledged); ``modes`` records how the session reads each queue (MSG-3).
+    """
+
+    session_id: bytes
+    secret: bytes
+    modes: dict[bytes, SessionMode] = field(default_factory=dict)
+    delivered: dict[bytes, bytes] = field(default_factory=dict)
+    notifications: set[bytes] = field(default_factory=set)
