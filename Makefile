@@ -47,6 +47,7 @@ vectors: $(VENV)/.installed
 docs: $(VENV)/.installed
 	$(BIN)/smpref docs reference --out docs/reference/commands.md
 	$(BIN)/smpref docs rules --out docs/reference/rules.md
+	$(BIN)/smpref spec coverage --markdown --out docs/reference/coverage.md
 	$(BIN)/smpref docs vectors --out docs/vectors/sets > /dev/null
 	$(BIN)/mkdocs build --strict --site-dir .site
 
@@ -62,4 +63,4 @@ bench: $(VENV)/.installed
 	$(PY) bench/server.py
 
 clean:
-	rm -rf $(VENV) .site build dist docs/reference/commands.md docs/reference/rules.md .hypothesis .mypy_cache .ruff_cache
+	rm -rf $(VENV) .site build dist docs/reference/commands.md docs/reference/rules.md docs/reference/coverage.md .hypothesis .mypy_cache .ruff_cache

@@ -17,7 +17,7 @@ from smpref.model.rules import BY_COMMAND, RULES, Guard, QueueView, Rule, decide
 from smpref.model.rules_page import rules_page
 from smpref.model.states import Credential
 from smpref.notation import load
-from smpref.spec.pages import requirement_texts
+from smpref.spec.requirements import requirement_texts
 from smpref.testing.loopback import Loopback
 from smpref.wire.messages import KEY, SUB
 from smpref.wire.schema import parse_error

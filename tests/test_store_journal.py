@@ -19,7 +19,7 @@ from smpref.store.lines import b64, decode_line, read_log
 from smpref.testing.differential import snapshot
 from smpref.testing.loopback import Loopback
 from smpref.testing.queue_machine import error_of
-from smpref.wire.messages import LSET, SUB, ConnectionMode, LinkData
+from smpref.wire.messages import DEL, LSET, SUB, ConnectionMode, LinkData
 
 
 class CountingFileSystem(FileSystem):
@@ -62,7 +62,7 @@ def contact_with_notifier(lb: Loopback) -> tuple[Q, Any]:
                   ntf=ntf), ntf
 
 
-@req("STORE-1", "STORE-2", "STORE-3", "STORE-5", "STORE-8", "STORE-20")
+@req("STORE-1", "STORE-2", "STORE-3", "STORE-5", "STORE-8", "STORE-20", "DIV-32")
 def test_layout_and_line_format(tmp_path: Path) -> None:
     lb = journal_lb(tmp_path / "s")
     q, ntf = contact_with_notifier(lb)
@@ -71,6 +71,7 @@ def test_layout_and_line_format(tmp_path: Path) -> None:
     rid, sid = q.rid, q.owner.sender_id
     folder = root / folder_of(rid)
     assert folder.parent.name == b64(rid)[:2] and folder.name == b64(rid)
+    assert folder.parent.parent == root / "queues"  # one level of shards (DIV-32)
     names = sorted(p.name for p in folder.iterdir())
     assert names[:1] == ["blob.data"] and names[-2:] == ["queue_rec.log", "queue_state.log"]
     (journal,) = [n for n in names if n.startswith("messages.")]
@@ -331,3 +332,42 @@ def test_an_open_queue_compacts_its_state_log_past_the_threshold(tmp_path: Path)
     assert state_log.read_bytes().count(b"\n") == 2
     send(sender, q, b"two")  # a third line: past the threshold
     assert state_log.read_bytes().count(b"\n") == 1
+
+
+@req("STORE-6", "MSG-8")
+def test_deletion_removes_every_folder_of_the_queue_and_logs_nothing_centrally(
+        tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    q, ntf = contact_with_notifier(lb)
+    send(lb.connect(), q, b"gone with the queue")
+    root = tmp_path / "s"
+    assert q.link is not None
+    folders = [root / folder_of(i) for i in (q.rid, q.owner.sender_id, ntf.notifier_id,
+                                               q.link.link_id)]
+    assert all(f.is_dir() for f in folders)
+    top_before = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+    assert q.cmd(DEL())[0].tag == "OK"
+    assert [f for f in folders if f.exists()] == []
+    # no central deletion log: the files at the root are the ones there were, and none of
+    # them names the deleted queue
+    top_after = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+    assert set(top_after) == set(top_before)
+    assert not any(b64(q.rid).encode() in data for data in top_after.values())
+
+
+@req("DIV-31", "STORE-14")
+def test_compacting_the_state_log_keeps_no_copy_of_it(tmp_path: Path) -> None:
+    """queue_state.log holds the ratchet key: compaction leaves no backup of the old file,
+    while queue_rec.log keeps its timestamped backups."""
+    lb = journal_lb(tmp_path / "s")
+    conn = lb.connect()
+    q = create(lb, conn)
+    reopen(lb, compact_lines=(2, 2))
+    sender = lb.connect()
+    for body in (b"one", b"two", b"three", b"four"):
+        send(sender, q, body)
+        q.cmd(SUB(), conn)  # changes the record too (updated_at stays; the session mode)
+    folder = tmp_path / "s" / folder_of(q.rid)
+    names = sorted(p.name for p in folder.iterdir())
+    assert [n for n in names if n.startswith("queue_state")] == ["queue_state.log"]
+    assert (folder / "queue_state.log").read_bytes().count(b"\n") <= 2

@@ -336,6 +336,58 @@ def store_check(directory: Path, as_json: bool) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# the spec
+
+
+@main.group(cls=_Group)
+def spec() -> None:
+    """The specification as data: which checks cite each requirement."""
+
+
+@spec.command("coverage")
+@click.option("--tests", "tests_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Test modules to read req(...) citations from "
+                                 "(default: ./tests when it exists).")
+@click.option("--vectors", "vectors_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Vector files to read requirements from "
+                                 "(default: ./vectors when it exists).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole matrix as JSON.")
+@click.option("--markdown", is_flag=True, help="Print the matrix as a Markdown page.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,
+                  as_json: bool, markdown: bool, out: Path | None) -> None:
+    """Print every requirement ID with the tests, vectors, conformance cases and rule-table
+    rows that cite it. Exit 1 when a requirement has none and no exemption (spec/
+    coverage-exemptions.md)."""
+    from smpref.coverage.matrix import build, default_folder
+    from smpref.coverage.matrix import markdown as render_markdown
+
+    matrix = build(tests_dir or default_folder("tests"), vectors_dir or default_folder("vectors"))
+    if markdown:
+        text = render_markdown(matrix)
+    elif as_json:
+        text = json.dumps(matrix.to_json(), indent=2) + "\n"
+    else:
+        lines = [f"{r.requirement:<10} tests {len(r.citations['tests']):>3}  vectors "
+                 f"{len(r.citations['vectors']):>3}  cases {len(r.citations['cases']):>3}  "
+                 f"rules {len(r.citations['rules']):>3}"
+                 + (f"  exempt: {r.exempt}" if r.exempt else "")
+                 + ("" if r.covered or r.exempt else "  NOTHING CITES IT")
+                 for r in matrix.rows]
+        counts = matrix.to_json()["counts"]
+        lines.append(f"{counts}")
+        text = "\n".join(lines) + "\n"
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    if matrix.gaps():
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------------------------------------
 # docs and the main job
 
 

@@ -110,7 +110,7 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     """
     from smpref.conform import runner
     from smpref.errors import ConnectError, UriSyntaxError
-    from smpref.spec.pages import requirement_text
+    from smpref.spec.requirements import requirement_text
     from smpref.text.addresses import parse_server_address
 
     if address is not None:

@@ -26,7 +26,7 @@ from smpref.conform.cases import CASES, Case
 from smpref.conform.context import Context
 from smpref.errors import CaseVerdict, ClientError, ConnectError
 from smpref.model.config import ServerConfig
-from smpref.spec.pages import requirement_text
+from smpref.spec.requirements import requirement_text
 from smpref.text.addresses import parse_server_address
 
 if TYPE_CHECKING:

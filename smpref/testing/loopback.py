@@ -13,10 +13,10 @@ from smpref.client.core import AuthKeyPair, ClientSession, Reply
 from smpref.crypto.primitives import x25519_public
 from smpref.crypto.randomness import Random, SeededRandom
 from smpref.model.config import ServerConfig
-from smpref.model.sessions import Outgoing
 from smpref.model.environment import ManualClock
 from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.server import Server
+from smpref.model.sessions import Outgoing
 from smpref.wire.structs import Message
 
 

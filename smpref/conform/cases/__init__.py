@@ -5,18 +5,19 @@ order below, each area's cases in the order its module registers them.
 """
 
 from smpref.conform.cases import (
-    credentials,
-    handshake,
+    authorization,
+    expiry,
     lifecycle,
     limits,
     links,
     malformed,
-    retention,
+    negotiation,
 )
 from smpref.conform.registry import Case, CaseGroup
 
-AREAS: tuple[CaseGroup, ...] = (credentials.group, lifecycle.group, links.group,
-                                malformed.group, handshake.group, limits.group, retention.group)
+AREAS: tuple[CaseGroup, ...] = (authorization.group, lifecycle.group, links.group,
+                                malformed.group, negotiation.group, limits.group,
+                                expiry.group)
 CASES: list[Case] = [c for area in AREAS for c in area.cases]
 
 __all__ = ["AREAS", "CASES", "Case"]

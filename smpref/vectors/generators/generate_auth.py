@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from smpref.crypto.primitives import x25519_public
 from smpref.crypto.randomness import SeededRandom
-from smpref.vectors.generators.common import entry
+from smpref.vectors.generators.entries import entry
 from smpref.vectors.vector_sets import Json, VectorSet
 from smpref.wire.messages import (
     SUB,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from smpref.crypto.randomness import SeededRandom
-from smpref.vectors.generators.common import entry
+from smpref.vectors.generators.entries import entry
 from smpref.vectors.vector_sets import Json, VectorSet
 from smpref.wire.messages import (
     ERR,

@@ -7,7 +7,7 @@ from smpref.crypto.link_crypto import LINK_DATA_INFO
 from smpref.crypto.primitives import hkdf_sha512
 from smpref.crypto.randomness import SeededRandom
 from smpref.crypto.ratchet import LABEL_MESSAGE, LABEL_NEXT, LABEL_ROTATION, LABEL_UPDATE
-from smpref.vectors.generators.common import entry
+from smpref.vectors.generators.entries import entry
 from smpref.vectors.vector_sets import Json, VectorSet
 
 SET = VectorSet(

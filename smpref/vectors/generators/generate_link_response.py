@@ -8,7 +8,7 @@ from smpref.client.core import LinkKeys
 from smpref.crypto.link_crypto import seal_link_response
 from smpref.crypto.primitives import cb_nonce, x25519_public
 from smpref.crypto.randomness import SeededRandom
-from smpref.vectors.generators.common import entry
+from smpref.vectors.generators.entries import entry
 from smpref.vectors.vector_sets import Json, VectorSet
 from smpref.wire.messages import (
     LinkBlob,

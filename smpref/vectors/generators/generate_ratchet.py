@@ -6,7 +6,7 @@ from typing import Any
 
 from smpref.crypto.primitives import hkdf_sha512, x25519_public
 from smpref.crypto.randomness import SeededRandom
-from smpref.vectors.generators.common import entry
+from smpref.vectors.generators.entries import entry
 from smpref.vectors.vector_sets import Json, VectorSet
 from smpref.wire.messages import (
     RatchetRecord,

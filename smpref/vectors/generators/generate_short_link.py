@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from smpref.errors import UriSyntaxError
 from smpref.text.short_links import parse_short_link
-from smpref.vectors.generators.common import entry
+from smpref.vectors.generators.entries import entry
 from smpref.vectors.vector_sets import Json, VectorSet
 
 SET = VectorSet(

@@ -7,7 +7,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from smpref.vectors.independent.common import (
+from smpref.vectors.independent.shared import (
     check_parsed,
     parse_host,
 )

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.common import cb_nonce, expect, ss, tests, unhex, x25519
+from smpref.vectors.independent.shared import cb_nonce, expect, ss, tests, unhex, x25519
 
 # TRANS-7 and LINK-8, restated from the spec: the rule of each command.
 _RULES = {"NEW": "creator", "SEND": "optional", "PING": "none", "LGET": "when"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.common import (
+from smpref.vectors.independent.shared import (
     expect,
     hkdf,
     tests,

@@ -6,7 +6,7 @@ from typing import Any
 
 from smpref.errors import MalformedError
 from smpref.vectors.independent import decoder
-from smpref.vectors.independent.common import expect, tests, unhex
+from smpref.vectors.independent.shared import expect, tests, unhex
 
 
 def check_encoding(vectors: dict[str, Any]) -> int:

@@ -10,7 +10,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from smpref.vectors.independent.common import expect, ss, tests, unhex
+from smpref.vectors.independent.shared import expect, ss, tests, unhex
 
 
 def _signed_key_ok(t: dict[str, Any]) -> bool:

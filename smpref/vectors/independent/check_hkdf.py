@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from smpref.vectors.independent.common import expect, hkdf, tests, unhex
+from smpref.vectors.independent.shared import expect, hkdf, tests, unhex
 
 
 def check_hkdf(vectors: dict[str, Any]) -> int:

@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.common import (
+from smpref.vectors.independent.shared import (
     expect,
     hkdf,
     tests,

@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.common import cb_nonce, expect, tests, unhex, x25519, x25519_public
+from smpref.vectors.independent.shared import cb_nonce, expect, tests, unhex, x25519, x25519_public
 
 
 def check_link_response(vectors: dict[str, Any]) -> int:

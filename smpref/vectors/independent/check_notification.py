@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.common import expect, ss, tests, unhex, unpad, x25519, x25519_public
+from smpref.vectors.independent.shared import expect, ss, tests, unhex, unpad, x25519, x25519_public
 
 
 def check_notification(vectors: dict[str, Any]) -> int:

@@ -10,7 +10,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.common import (
+from smpref.vectors.independent.shared import (
     expect,
     hkdf,
     tests,

@@ -7,7 +7,7 @@ import hashlib
 import re
 from typing import Any
 
-from smpref.vectors.independent.common import (
+from smpref.vectors.independent.shared import (
     check_parsed,
     parse_host,
     x25519_public,

@@ -10,7 +10,7 @@ from smpref.wire.messages import (
     GET,
 )
 
-group = CaseGroup("retention")
+group = CaseGroup("expiry")
 case = group.case
 
 

@@ -45,7 +45,7 @@ from smpref.wire.messages import (
 from smpref.wire.structs import Command
 from smpref.wire.transmission import AUTH_LENGTHS, Transmission, check_credentials
 
-group = CaseGroup("credentials")
+group = CaseGroup("authorization")
 case = group.case
 
 #: how a deployed server answers where the seed design answers otherwise (DIV-19, DIV-22)

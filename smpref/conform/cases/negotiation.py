@@ -12,7 +12,7 @@ from smpref.transport.streams import BlockStream
 from smpref.transport.tls import client_context
 from smpref.wire.hellos import ClientHello, ServerHello
 
-group = CaseGroup("handshake")
+group = CaseGroup("negotiation")
 case = group.case
 
 

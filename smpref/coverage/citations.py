@@ -1,0 +1,86 @@
+"""Where each kind of evidence cites requirement IDs.
+
+* tests: ``req("ID", ...)`` in a test module, as a decorator or applied to a class or
+  function, read from the source with :mod:`ast` (the tests are not imported);
+* vectors: the ``requirements`` of each test of each vector file;
+* conformance cases: each case's requirements;
+* rule-table rows: each rule's requirements.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from smpref.conform.cases import CASES
+from smpref.errors import SmprefError
+from smpref.model.rules import RULES
+
+KINDS = ("tests", "vectors", "cases", "rules")
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """One piece of evidence citing one requirement: its kind and where it is."""
+
+    requirement: str
+    kind: str
+    where: str
+
+
+def _req_ids(call: ast.Call) -> list[str]:
+    return [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(
+        a.value, str)]
+
+
+def _is_req(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "req"
+
+
+def test_citations(folder: Path) -> Iterator[Citation]:
+    """``req(...)`` in every ``test_*.py`` of ``folder``, named ``file::test``."""
+    for path in sorted(folder.glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            named: list[tuple[str, ast.Call]] = []
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                named = [(node.name, d) for d in node.decorator_list if _is_req(d)
+                         and isinstance(d, ast.Call)]
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    _is_req(node.value.func) and isinstance(node.value.func, ast.Call):
+                # X = req("ID")(SomeMachine.TestCase)
+                target = node.targets[0]
+                name = target.id if isinstance(target, ast.Name) else "?"
+                named = [(name, node.value.func)]
+            for name, call in named:
+                for requirement in _req_ids(call):
+                    yield Citation(requirement, "tests", f"{path.name}::{name}")
+
+
+def vector_citations(folder: Path) -> Iterator[Citation]:
+    """The requirements of every test of every vector file in ``folder``, ``file#tcId``."""
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SmprefError(f"{path}: not a vector file: {exc}") from None
+        for group in data.get("testGroups", []):
+            for test in group.get("tests", []):
+                for requirement in test.get("requirements", []):
+                    yield Citation(requirement, "vectors", f"{path.name}#{test['tcId']}")
+
+
+def case_citations() -> Iterator[Citation]:
+    for case in CASES:
+        for requirement in case.requirements:
+            yield Citation(requirement, "cases", case.id)
+
+
+def rule_citations() -> Iterator[Citation]:
+    for rule in RULES:
+        for requirement in rule.requirements:
+            yield Citation(requirement, "rules", rule.name)
