@@ -388,7 +388,7 @@ def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,
 
 
 # ---------------------------------------------------------------------------------------------
-# docs and the main job
+# docs, the demo and the main job
 
 
 @main.group(cls=_Group)
@@ -465,7 +465,7 @@ def docs_vectors(out: Path) -> None:
 
 @main.command()
 def demo() -> None:
-    """The main job: parse an example link and address, encode and decode a NEW."""
+    """A tour on fixed inputs: parse a link and an address, run a queue through the model."""
     from smpref.cli.demo import run_demo
 
     run_demo()

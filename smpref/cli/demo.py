@@ -1,4 +1,4 @@
-"""The main job (``make run`` / ``smpref demo``): the foundation working on fixed inputs.
+"""``smpref demo``: the foundation working on fixed inputs, in one screen.
 
 It parses seed 004's own example link and an SMP server address, builds a NEW with a QueueLink
 whose link ID is derived from that link, frames it in a signed transmission and a block, and

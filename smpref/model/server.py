@@ -24,7 +24,7 @@ Processing one transmission (TRANS-7, AUTH-2) is one generic step for every comm
 The store's changes are committed once per transmission, before the answer is returned
 (STORE-7); a store that cannot write makes that one transmission fail with ``ERR STORE``. Every
 rule taken and every transition inside an effect is reported, with its requirement IDs, to an
-optional observer (coverage, and the Spark campaign's coverage matrix).
+optional observer: what coverage of the spec by a run is built on.
 
 Nothing here touches a socket, the wall clock or ``os.urandom``; the same code runs in tests,
 state machines, the TLS server and the conformance oracle.

@@ -13,7 +13,8 @@ against the spec, and checks these invariants after every step:
 * dropped blobs never take the mandatory part (QUEUE-9);
 * the ratchet mirror decrypts every delivered record (QENC-5).
 
-It lives in the package so that Spark tasks can run it by seed (:func:`run_seed`).
+It lives in the package, not in tests/, so that ``smpref model fuzz`` and other programs can
+run it by seed (:func:`run_seed`).
 """
 
 from __future__ import annotations
@@ -602,7 +603,7 @@ QueueMachine.TestCase.settings = settings(
 
 @dataclass(frozen=True)
 class RunResult:
-    """The outcome of one seeded run, as plain data (for Spark)."""
+    """The outcome of one seeded run, as plain data."""
 
     seed: int
     ok: bool
@@ -631,7 +632,7 @@ def run_seed(seed: int, *, examples: int = 5, steps: int = 40,
             max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
             derandomize=False, print_blob=True,
             suppress_health_check=list(HealthCheck)))
-    except Exception as exc:  # a failing run is data, not a crash (the Spark fan-out)
+    except Exception as exc:  # a failing run is data, not a crash: the caller reports it
         notes = "\n".join(getattr(exc, "__notes__", []))
         failure = f"{type(exc).__name__}: {exc}\n{notes}"
     digest = hashlib.sha256("\n".join(traces).encode()).hexdigest()

@@ -1,4 +1,5 @@
-"""SMP over TLS: credentials, TLS contexts, versions, the handshake and block framing.
+"""SMP over TLS: credentials, TLS contexts, versions, the sans-IO handshake and block framing,
+and the asyncio streams that carry them (:mod:`smpref.transport.streams`).
 
 Everything here follows deployed SMP byte for byte (smp-wire §2-3, spec/transport.md), so that
 smpref's client reaches deployed servers and deployed tooling can read smpref's traffic.
