@@ -2,10 +2,15 @@
 and an asyncio connection over TLS built on it.
 
 ``from smpref.client import SmpClient, OwnedQueue, ...`` is the public API; inside smpref,
-modules import :mod:`smpref.client.core` or :mod:`smpref.client.connection` directly.
+modules import :mod:`smpref.client.core` or :mod:`smpref.client.connection` directly. The
+asyncio connection is imported only when it is asked for, so that code using the sans-IO core
+does not load asyncio and the TLS transport.
 """
 
-from smpref.client.connection import SmpClient
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from smpref.client.core import (
     AuthKeyPair,
     ClientSession,
@@ -17,6 +22,9 @@ from smpref.client.core import (
     read_link_blob,
 )
 from smpref.errors import ClientError, UnsupportedError
+
+if TYPE_CHECKING:
+    from smpref.client.connection import SmpClient
 
 __all__ = [
     "AuthKeyPair",
@@ -31,3 +39,11 @@ __all__ = [
     "make_link_blob",
     "read_link_blob",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SmpClient":
+        from smpref.client.connection import SmpClient
+
+        return SmpClient
+    raise AttributeError(f"module 'smpref.client' has no attribute {name!r}")

@@ -120,13 +120,12 @@ class Rule:
         """Whether this rule applies; the guard is evaluated last, and only if needed."""
         if self.found is not None and (queue is not None) != self.found:
             return False
-        if queue is None and (self.mode or self.security or self.status) is not None:
-            return False
-        if queue is not None and not (
-                (self.mode is None or queue.mode is self.mode)
-                and (self.security is None or queue.security is self.security)
-                and (self.status is None or queue.status is self.status)):
-            return False
+        if self.mode is not None or self.security is not None or self.status is not None:
+            if queue is None or not (
+                    (self.mode is None or queue.mode is self.mode)
+                    and (self.security is None or queue.security is self.security)
+                    and (self.status is None or queue.status is self.status)):
+                return False
         if self.credentials is not None and credential not in self.credentials:
             return False
         return self.guard is None or holds(self.guard)

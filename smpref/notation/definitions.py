@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -54,6 +55,7 @@ class TypeRef:
         return f"{self.name}({', '.join(str(a) for a in self.args)})"
 
 
+@functools.cache
 def snake_case(name: str) -> str:
     """``rcvAuthKey`` -> ``rcv_auth_key`` (the Python attribute of a notation field)."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()

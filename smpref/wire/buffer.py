@@ -150,12 +150,11 @@ class Writer(bytearray):
 
     __slots__ = ()
 
-    def raw(self, data: bytes) -> None:
-        """Bytes as they are: fixed-size fields, ``Tail``, or a literal of the notation."""
-        self += data
-
-    def byte(self, value: int) -> None:
-        self.append(value)
+    #: bytes as they are: fixed-size fields, ``Tail``, or a literal of the notation (the C
+    #: method itself: these run once per field, so no Python frame is added for them)
+    raw = bytearray.extend
+    #: one byte
+    byte = bytearray.append
 
     def word16(self, value: int) -> None:
         self += _U16.pack(value)

@@ -67,8 +67,7 @@ class MessageCodec(StructCodec):
         self.prefix = self.tag + b" " if definition.items else self.tag
 
     def encode(self, value: Struct) -> bytes:
-        w = Writer()
-        w.raw(self.prefix)
+        w = Writer(self.prefix)
         self.write(w, value)
         return bytes(w)
 

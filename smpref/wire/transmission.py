@@ -21,7 +21,7 @@ from smpref.errors import (
     WireError,
 )
 from smpref.notation import MessageDef
-from smpref.wire.buffer import Reader, Writer, encode
+from smpref.wire.buffer import Reader, Writer
 from smpref.wire.schema import decode_message
 from smpref.wire.structs import Message
 
@@ -71,9 +71,7 @@ class Transmission:
             )
 
     def encode(self) -> bytes:
-        return encode(self._write)
-
-    def _write(self, w: Writer) -> None:
+        w = Writer()
         w.short_string(self.authorization)
         if self.authorization:  # the service signature follows only an authorization (v16+)
             if self.service_signature is None:
@@ -84,6 +82,7 @@ class Transmission:
         w.short_string(self.corr_id)
         w.short_string(self.entity_id)
         w.raw(self.command)
+        return bytes(w)
 
     @classmethod
     def decode(cls, data: bytes) -> Transmission:
