@@ -57,6 +57,7 @@ types: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) bench/codec.py
+	if command -v valgrind > /dev/null; then $(PY) bench/counts.py; fi
 	$(PY) bench/model.py
 	$(PY) bench/vectors.py
 	$(PY) bench/store.py

@@ -127,7 +127,7 @@ def probe(root: Path, count: int, samples: int) -> dict[str, Any]:
     from smpref.client.core import AuthKeyPair, ClientSession
     from smpref.crypto.primitives import x25519_public
     from smpref.model.config import ServerConfig
-    from smpref.model.environment import SeededRandom
+    from smpref.crypto.randomness import SeededRandom
     from smpref.model.server import Server
     from smpref.store.journal import JournalStore
 

@@ -51,3 +51,26 @@ def test_server_benchmark_runs_a_tiny_round() -> None:
     rows = [line.split() for line in result.stdout.splitlines() if line[:5].strip().isdigit()]
     assert [row[0] for row in rows] == ["1", "2"]
     assert all(float(row[1]) > 0 and float(row[4]) > 0 for row in rows)
+
+
+def test_instruction_count_workloads_run() -> None:
+    """bench/counts.py runs these under callgrind; here they run bare, twice each."""
+    import subprocess
+
+    counts = load("counts")
+    workloads = [counts.CODEC_WORKLOAD.format(here=str(BENCH), n=2, case=case, decode=decode)
+                 for case in ("PING", "SEND 16 KB", "NEW + link") for decode in (True, False)]
+    workloads.append(counts.MODEL_WORKLOAD.format(here=str(BENCH), n=2))
+    for code in workloads:
+        subprocess.run([sys.executable, "-P", "-c", code], check=True, capture_output=True)
+
+
+def test_store_benchmark_builds_and_probes_a_small_store(tmp_path: Path) -> None:
+    store = load("store")
+    root = tmp_path / "store"
+    store.build(root, 40)
+    result = store.probe(root, 40, 5)
+    assert result["queues"] == 40 and result["start_s"] > 0
+    # the probe answered SUB on a queue of the built store: it reads the real format
+    assert {"open_p50_ms", "read_p50_ms", "send_ack_p50_ms"} <= set(result)
+    assert result["open_queues"] >= 1

@@ -32,12 +32,26 @@ def test_the_matrix_sees_each_kind_of_evidence() -> None:
     assert any(v.startswith("address.json#") for v in matrix["URI-7"].citations["vectors"])
     assert "cred.send.none" in matrix["MSG-1"].citations["cases"]
     assert "SEND.unsigned-to-secured" in matrix["MSG-1"].citations["rules"]
+    assert "SEND.accepted" in matrix["CMD-17"].citations["model"]  # reached, not only cited
+    assert "ratchet.update" in matrix["QENC-4"].citations["model"]
+
+
+def test_the_observer_reports_only_what_a_run_reaches() -> None:
+    """Without runs the model column is empty; with them it holds rule names of the table."""
+    from smpref.model.rules import RULES
+
+    names = {r.name for r in RULES}
+    quiet = build(None, None, runs=0)
+    assert all(not r.citations["model"] for r in quiet.rows)
+    ran = build(None, None, runs=2)
+    reached = {n for r in ran.rows for n in r.citations["model"]}
+    assert reached & names and "NEW.accepted" in reached
 
 
 def test_without_tests_and_vectors_the_gaps_show() -> None:
     """The check can fail: leave out the tests and vectors and requirements that only they
     check are reported."""
-    gaps = {r.requirement for r in build(None, None).gaps()}
+    gaps = {r.requirement for r in build(None, None, runs=0).gaps()}
     assert {"URI-7", "STORE-18", "ENC-10"} <= gaps
 
 

@@ -351,19 +351,22 @@ def spec() -> None:
 @click.option("--vectors", "vectors_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Vector files to read requirements from "
                                  "(default: ./vectors when it exists).")
+@click.option("--runs", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Seeds of the model's state machine to run with an observer (0: none).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole matrix as JSON.")
 @click.option("--markdown", is_flag=True, help="Print the matrix as a Markdown page.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write to this file instead of standard output.")
-def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,
-                  as_json: bool, markdown: bool, out: Path | None) -> None:
+def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,  # noqa: PLR0917
+                  runs: int, as_json: bool, markdown: bool, out: Path | None) -> None:
     """Print every requirement ID with the tests, vectors, conformance cases and rule-table
-    rows that cite it. Exit 1 when a requirement has none and no exemption (spec/
-    coverage-exemptions.md)."""
+    rows that cite it, and the model's rules that a seeded run reaches. Exit 1 when a
+    requirement has none and no exemption (spec/coverage-exemptions.md)."""
     from smpref.coverage.matrix import build, default_folder
     from smpref.coverage.matrix import markdown as render_markdown
 
-    matrix = build(tests_dir or default_folder("tests"), vectors_dir or default_folder("vectors"))
+    matrix = build(tests_dir or default_folder("tests"), vectors_dir or default_folder("vectors"),
+                   runs=runs)
     if markdown:
         text = render_markdown(matrix)
     elif as_json:
@@ -371,7 +374,7 @@ def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,
     else:
         lines = [f"{r.requirement:<10} tests {len(r.citations['tests']):>3}  vectors "
                  f"{len(r.citations['vectors']):>3}  cases {len(r.citations['cases']):>3}  "
-                 f"rules {len(r.citations['rules']):>3}"
+                 f"rules {len(r.citations['rules']):>3}  model {len(r.citations['model']):>3}"
                  + (f"  exempt: {r.exempt}" if r.exempt else "")
                  + ("" if r.covered or r.exempt else "  NOTHING CITES IT")
                  for r in matrix.rows]

@@ -4,7 +4,9 @@
   function, read from the source with :mod:`ast` (the tests are not imported);
 * vectors: the ``requirements`` of each test of each vector file;
 * conformance cases: each case's requirements;
-* rule-table rows: each rule's requirements.
+* rule-table rows: each rule's requirements;
+* the model: the rules and transitions a seeded run of its state machine reported
+  (:mod:`smpref.coverage.reached`).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from smpref.conform.cases import CASES
+from smpref.coverage.reached import reached
 from smpref.errors import SmprefError
 from smpref.model.rules import RULES
 
-KINDS = ("tests", "vectors", "cases", "rules")
+KINDS = ("tests", "vectors", "cases", "rules", "model")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +87,10 @@ def rule_citations() -> Iterator[Citation]:
     for rule in RULES:
         for requirement in rule.requirements:
             yield Citation(requirement, "rules", rule.name)
+
+
+def model_citations(seeds: int) -> Iterator[Citation]:
+    """What the model's state machine reached under seeds 0..seeds-1."""
+    for requirement, names in reached(range(seeds)).items():
+        for name in sorted(names):
+            yield Citation(requirement, "model", name)

@@ -10,6 +10,7 @@ from smpref.coverage.citations import (
     KINDS,
     Citation,
     case_citations,
+    model_citations,
     rule_citations,
     test_citations,
     vector_citations,
@@ -71,9 +72,10 @@ def _order(requirement: str) -> tuple[str, int]:
     return prefix, int(number)
 
 
-def build(tests: Path | None, vectors: Path | None) -> Matrix:
-    """The matrix from the packaged spec, the cases and rules in this package, and the tests
-    and vectors in the given folders (None: not consulted).
+def build(tests: Path | None, vectors: Path | None, *, runs: int = 4) -> Matrix:
+    """The matrix from the packaged spec, the cases and rules in this package, the tests and
+    vectors in the given folders (None: not consulted), and what the model's state machine
+    reaches under ``runs`` seeds (0: not run).
 
     Raises:
         SmprefError: a folder is missing, or a citation names no defined requirement.
@@ -83,8 +85,10 @@ def build(tests: Path | None, vectors: Path | None) -> Matrix:
     texts = requirement_texts()
     rows = {req: Row(req, pages[req], texts.get(req, ""))
             for req in sorted(pages, key=_order)}
-    citations: list[Citation] = [*case_citations(), *rule_citations()]
-    sources = {"cases": "smpref.conform.cases", "rules": "smpref.model.rules"}
+    citations: list[Citation] = [*case_citations(), *rule_citations(), *model_citations(runs)]
+    sources = {"cases": "smpref.conform.cases", "rules": "smpref.model.rules",
+               "model": f"the model's state machine under seeds 0..{runs - 1}" if runs
+               else "not run"}
     for kind, folder, collect in (("tests", tests, test_citations),
                                   ("vectors", vectors, vector_citations)):
         if folder is None:
@@ -120,8 +124,10 @@ def markdown(matrix: Matrix) -> str:
         f"{counts['requirements']} requirements: {counts['covered']} cited, "
         f"{counts['exempt']} exempt ([why](../spec/{EXEMPTIONS_PAGE.removesuffix('.md')}.md)), "
         f"{counts['gaps']} with nothing.", "",
-        "| requirement | tests | vectors | cases | rules | cited by (first of each) |",
-        "|---|---|---|---|---|---|",
+        "The `model` column counts the rules and transitions of the reference model that",
+        "reported the requirement while its state machine ran under fixed seeds.", "",
+        "| requirement | tests | vectors | cases | rules | model | cited by (first of each) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for row in matrix.rows:
         first = "; ".join(f"`{v[0]}`" for v in row.citations.values() if v)

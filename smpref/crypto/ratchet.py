@@ -32,6 +32,7 @@ from smpref.crypto.primitives import (
     sealed_box_open,
 )
 from smpref.errors import CryptoError, RatchetError, WireError
+from smpref.wire.buffer import Writer
 from smpref.wire.messages import RatchetRecord, RecordKind, SealedSecret
 from smpref.wire.schema import decode_struct
 
@@ -64,8 +65,10 @@ def _updated(key: bytes, randomness: bytes) -> bytes:
 
 def record_aad(kind: RecordKind, seq: int) -> bytes:
     """The AEAD associated data: the label, the record kind and the sequence number."""
-    code: bytes = kind.value
-    return AAD_PREFIX + code + seq.to_bytes(8, "big", signed=True)
+    w = Writer(AAD_PREFIX)
+    w.raw(kind.value)
+    w.int64(seq)
+    return bytes(w)
 
 
 def decode_record(data: bytes) -> RatchetRecord:

@@ -14,8 +14,8 @@ there is none (AUTH-3). What it found is the input of this table:
 * the queue's ``mode`` (ConnectionMode), ``security`` (Security) and ``status`` (QueueStatus);
 * the ``credential`` (Credential) the authorization proved;
 * named ``guards``: conditions of the command's own fields or of the session that the columns
-  above cannot express, each a predicate in :mod:`smpref.model.step` documented on
-  :class:`Guard`.
+  above cannot express, each documented on :class:`Guard` and written as a predicate at the
+  end of this file (:data:`GUARDS`): the only code of the table.
 
 The rules of a command are tried in order and the first that matches decides (AUTH-2's "answer
 the first failure"). A rule either accepts, and the command's effect runs
@@ -25,7 +25,8 @@ the model reports every rule it takes to an optional observer, which is what cov
 on. ``smpref docs rules`` renders this table as docs/reference/rules.md, including, for every
 queue state, what each command gets.
 
-Nothing else in the model decides an outcome: effects only change state and say what to send.
+This file owns every decision, as h11's ``_state.py`` owns every transition: nothing else in
+the model decides an outcome, and effects only change state and say what to send.
 The table is total (every input matches a rule) and has no dead rule (every rule is the first
 match for some input); tests/test_rule_table.py checks both.
 """
@@ -37,8 +38,24 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from smpref.model.states import Credential, QueueStatus, Security
-from smpref.wire.messages import ConnectionMode
+from smpref.model.server_state import ID_SIZE
+from smpref.model.states import Credential, QueueStatus, Security, SessionMode
+from smpref.model.step import LINK_ID_SIZE, Step, blob_limit, queue_mode
+from smpref.wire.messages import (
+    ACK,
+    KEY,
+    LGET,
+    LSET,
+    NEW,
+    SEND,
+    SKEY,
+    ConnectionMode,
+    LinkBlob,
+    LinkPartPriority,
+    QueueLink,
+    RecordKind,
+)
+from smpref.wire.structs import Command
 
 #: the outcome of a rule that lets the command's effect run
 ACCEPT = "accept"
@@ -120,12 +137,12 @@ class Rule:
         """Whether this rule applies; the guard is evaluated last, and only if needed."""
         if self.found is not None and (queue is not None) != self.found:
             return False
-        if self.mode is not None or self.security is not None or self.status is not None:
-            if queue is None or not (
-                    (self.mode is None or queue.mode is self.mode)
-                    and (self.security is None or queue.security is self.security)
-                    and (self.status is None or queue.status is self.status)):
-                return False
+        columns = self.mode is not None or self.security is not None or self.status is not None
+        if columns and (queue is None or not (
+                (self.mode is None or queue.mode is self.mode)
+                and (self.security is None or queue.security is self.security)
+                and (self.status is None or queue.status is self.status))):
+            return False
         if self.credentials is not None and credential not in self.credentials:
             return False
         return self.guard is None or holds(self.guard)
@@ -273,3 +290,148 @@ def queue_views() -> Iterator[QueueView]:
         for security in Security:
             for status in QueueStatus:
                 yield QueueView(mode, security, status)
+
+
+# ---------------------------------------------------------------------------------------------
+# The guards' predicates: what each guard reads of a step (the only code of the table)
+
+
+def _new_link(step: Step[Command]) -> QueueLink | None:
+    cmd = step.command
+    if isinstance(cmd, NEW) and cmd.queue_request is not None:
+        return cmd.queue_request.queue_link
+    return None
+
+
+def _blob(step: Step[Command]) -> tuple[ConnectionMode, LinkBlob] | None:
+    """The link blob a NEW or LSET carries, with the mode of the queue it is for."""
+    cmd = step.command
+    if isinstance(cmd, LSET):
+        return step.found().mode, cmd.enc_link_data
+    link = _new_link(step)
+    if isinstance(cmd, NEW) and link is not None:
+        return queue_mode(cmd), link.enc_link_data
+    return None
+
+
+def _blob_too_large(step: Step[Command]) -> bool:
+    blob = _blob(step)
+    return blob is not None and len(blob[1].encode()) > blob_limit(step.config, blob[0])
+
+
+def _malformed_blob(step: Step[Command]) -> bool:
+    blob = _blob(step)
+    if blob is None:
+        return False
+    priorities = [p.priority for p in blob[1].parts]
+    return priorities[0] is not LinkPartPriority.Mandatory or priorities.count(
+        LinkPartPriority.Mandatory) != 1
+
+
+def _malformed_link_ids(step: Step[Command]) -> bool:
+    link = _new_link(step)
+    return link is not None and (len(link.link_id) != LINK_ID_SIZE
+                                 or len(link.sender_id) != ID_SIZE)
+
+
+def _malformed_notifier_id(step: Step[Command]) -> bool:
+    cmd = step.command
+    return isinstance(cmd, NEW) and cmd.ntf_request is not None and len(
+        cmd.ntf_request.notifier_id) != ID_SIZE
+
+
+def _chosen_id_taken(step: Step[Command]) -> bool:
+    cmd = step.command
+    assert isinstance(cmd, NEW)
+    link = _new_link(step)
+    chosen = [i for i in (link.link_id if link else None, link.sender_id if link else None,
+                          cmd.ntf_request.notifier_id if cmd.ntf_request else None)
+              if i is not None]
+    return len(set(chosen)) != len(chosen) or any(step.server.store.id_taken(i) for i in chosen)
+
+
+def _wrong_password(step: Step[Command]) -> bool:
+    cmd = step.command
+    assert isinstance(cmd, NEW)
+    password = step.config.basic_auth
+    return password is not None and cmd.basic_auth != password
+
+
+def _low_order_key(step: Step[Command]) -> bool:
+    material = step.material()
+    return material.rcv_dh_secret is None or material.ntf_dh_secret is None
+
+
+def _other_sender_key(step: Step[Command]) -> bool:
+    cmd = step.command
+    assert isinstance(cmd, KEY | SKEY | LGET)
+    queue = step.found()
+    return queue.sender_key is not None and queue.sender_key != cmd.sender_key
+
+
+def _no_link(step: Step[Command]) -> bool:
+    return step.found().link is None
+
+
+def _low_order_link_key(step: Step[Command]) -> bool:
+    return step.link_response() is None
+
+
+def _session_mode(step: Step[Command]) -> SessionMode | None:
+    return step.session.modes.get(step.found().recipient_id)
+
+
+def _nothing_delivered(step: Step[Command]) -> bool:
+    return step.found().recipient_id not in step.session.delivered
+
+
+def _other_message(step: Step[Command]) -> bool:
+    cmd = step.command
+    assert isinstance(cmd, ACK)
+    delivered = step.session.delivered.get(step.found().recipient_id)
+    return bool(cmd.msg_id) and cmd.msg_id != delivered
+
+
+def _body_too_large(step: Step[Command]) -> bool:
+    cmd = step.command
+    assert isinstance(cmd, SEND)
+    return len(cmd.body) > step.config.max_message_length
+
+
+def _quota_held(step: Step[Command]) -> bool:
+    return not step.found().can_write
+
+
+def _queue_full(step: Step[Command]) -> bool:
+    records = step.server.store.records(step.found().recipient_id)
+    counted = sum(r.kind in (RecordKind.Message, RecordKind.Quota) for r in records)
+    return counted >= step.config.quota
+
+
+#: the predicate of every guard
+GUARDS: dict[Guard, Callable[[Step[Command]], bool]] = {
+    Guard.WRONG_PASSWORD: _wrong_password,
+    Guard.MALFORMED_LINK_IDS: _malformed_link_ids,
+    Guard.BLOB_TOO_LARGE: _blob_too_large,
+    Guard.MALFORMED_BLOB: _malformed_blob,
+    Guard.MALFORMED_NOTIFIER_ID: _malformed_notifier_id,
+    Guard.CHOSEN_ID_TAKEN: _chosen_id_taken,
+    Guard.LOW_ORDER_KEY: _low_order_key,
+    Guard.OTHER_SENDER_KEY: _other_sender_key,
+    Guard.NO_LINK: _no_link,
+    Guard.LOW_ORDER_LINK_KEY: _low_order_link_key,
+    Guard.SESSION_SUBSCRIBED: lambda s: _session_mode(s) is SessionMode.SUBSCRIBED,
+    Guard.SESSION_GETS: lambda s: _session_mode(s) is SessionMode.GETTING,
+    Guard.NOTHING_DELIVERED: _nothing_delivered,
+    Guard.OTHER_MESSAGE: _other_message,
+    Guard.BODY_TOO_LARGE: _body_too_large,
+    Guard.QUOTA_HELD: _quota_held,
+    Guard.QUEUE_FULL: _queue_full,
+}
+
+
+def decide_step(step: Step[Command]) -> Rule:
+    """The rule the table takes for a concrete step: its queue, its credential, and the guards
+    evaluated on it as the rules ask for them."""
+    return decide(step.command.TAG, step.queue, step.credential,
+                  lambda guard: GUARDS[guard](step))

@@ -38,7 +38,7 @@ from smpref.errors import StoreError, WireError
 from smpref.model import retention
 from smpref.model.effects import EFFECTS
 from smpref.model.records import QueueRecord
-from smpref.model.rules import decide
+from smpref.model.rules import decide_step
 from smpref.model.server_state import Observer, ServerState, SweepState
 from smpref.model.sessions import Outgoing, Session
 from smpref.model.states import Credential
@@ -81,7 +81,7 @@ class Server(ServerState):
         assert isinstance(message, Command)
         try:  # the lookup, a guard or an effect may meet a store that cannot read or write
             step = self._step(session, tx, message)
-            rule = decide(message.TAG, step.queue, step.credential, step.holds)
+            rule = decide_step(step)
             self.observe(rule.name, rule.requirements)
             out = EFFECTS[rule.effect](step) if rule.effect is not None else []
             if not rule.accepts:

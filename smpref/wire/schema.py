@@ -64,7 +64,10 @@ class MessageCodec(StructCodec):
         super().__init__(definition.tag)
         self.definition = definition
         self.tag = definition.tag.encode("ascii")
-        self.prefix = self.tag + b" " if definition.items else self.tag
+        prefix = Writer(self.tag)
+        if definition.items:
+            prefix.space()
+        self.prefix = bytes(prefix)
 
     def encode(self, value: Struct) -> bytes:
         w = Writer(self.prefix)
