@@ -126,8 +126,8 @@ def probe(root: Path, count: int, samples: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     from smpref.client.core import AuthKeyPair, ClientSession
     from smpref.crypto.primitives import x25519_public
-    from smpref.model.config import ServerConfig
     from smpref.crypto.randomness import SeededRandom
+    from smpref.model.config import ServerConfig
     from smpref.model.server import Server
     from smpref.store.journal import JournalStore
 
