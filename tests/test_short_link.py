@@ -44,6 +44,9 @@ ACCEPTED = [
      f"https://a.org/c#/{KEY}?f={FP}&h=b.onion,c.org"),
     (f"https://[::1]:443/c#/{KEY}?h=[2001:db8::1]",
      f"https://[::1]:443/c#/{KEY}?h=[2001:db8::1]"),
+    (f"simplex:/c#/{KEY}?h=smp8.simplex.im", CANONICAL),  # the app form (SLINK-12)
+    (f"simplex:/i#/{KEY}?h=a.org,b.onion&p=5223&f={FP}",
+     f"https://a.org:5223/i#/{KEY}?f={FP}&h=b.onion"),
 ]
 
 
@@ -80,7 +83,11 @@ def test_link_id_is_sha256_of_the_public_key_by_an_independent_path() -> None:
 
 REJECTED = [
     # (input, column, words in the message)
-    ("http://smp8.simplex.im/c#/" + KEY, 1, "expected the scheme"),
+    ("http://smp8.simplex.im/c#/" + KEY, 1, "the scheme 'http://' is not accepted here"),
+    ("HTTPS://smp8.simplex.im/c#/" + KEY, 1, "'HTTPS://' must be written in lower case"),
+    ("simplex:/c#/" + KEY, 56, "a simplex: link names its server's hosts in h="),
+    ("simplex:/c#/" + KEY + "?h=a.org&p=0", 67, "port 0 is not in 1..65535"),
+    ("https://a.org/c#/" + KEY + "?p=5223", 62, "p= is for the simplex: form"),
     ("https://smp8.simplex.im/a#" + KEY, 25, "deployed SimpleX contact address link"),
     ("https://smp8.simplex.im/g#" + KEY, 25, "deployed SimpleX group link"),
     ("https://smp8.simplex.im/x#/" + KEY, 25, "unknown link type 'x'"),
@@ -89,7 +96,8 @@ REJECTED = [
     ("https://smp8.simplex.im/c#/" + KEY + f"?f={FP}&f={FP}", 118, "f= given twice"),
     ("https://smp8.simplex.im/c#/" + KEY + "?f=abcd", 74, "fingerprint must be 32 bytes"),
     ("https://smp8.simplex.im/c#/" + KEY + "?h=a..b", 75, "unexpected"),
-    ("https://smp8.simplex.im/c#/" + KEY + "?h=smp8.simplex.im", 1, "listed twice"),
+    ("https://smp8.simplex.im/c#/" + KEY + "?h=smp8.simplex.im", 74,
+     "the host smp8.simplex.im is listed twice"),
     ("https://smp8.simplex.im:0/c#/" + KEY, 25, "port 0 is not in 1..65535"),
     ("https://smp8.simplex.im:70000/c#/" + KEY, 25, "not in 1..65535"),
     ("https://smp8.simplex.im/c#/", 28, "input ends early"),
@@ -127,6 +135,23 @@ def short_links(draw: st.DrawFn) -> ShortLink:
 @given(short_links())
 def test_parse_of_canonical_is_identity(link: ShortLink) -> None:
     assert parse_short_link(link.canonical()) == link
+
+
+def app_form(link: ShortLink) -> str:
+    """The app link the server page's script builds (SLINK-11), written out here from the
+    spec's template rather than taken from smpref."""
+    text = f"simplex:/{link.link_type.value}#/{b64u(link.link_key)}?h={','.join(link.hosts)}"
+    if link.port is not None:
+        text += f"&p={link.port}"
+    if link.fingerprint is not None:
+        text += f"&f={b64u(link.fingerprint)}"
+    return text
+
+
+@req("SLINK-12", "SLINK-11")
+@given(short_links())
+def test_the_app_form_the_pages_hand_out_parses_to_the_same_link(link: ShortLink) -> None:
+    assert parse_short_link(app_form(link)) == link
 
 
 KEY32 = st.binary(min_size=32, max_size=32).map(b64u)

@@ -70,7 +70,8 @@ REJECTED = [
     ("smp://1234-w==@smp.simplex.im", "1234", "key hash must be 32 bytes"),  # deployed test value
     (f"smp://{KH}@", None, "input ends early"),
     (f"smp://{KH}@a.org:0", "0", "port 0"),
-    (f"smp://{KH}@a.org,a.org", "smp", "listed twice"),
+    (f"smp://{KH}@a.org,a.org", "a.org", "the host a.org is listed twice"),
+    (f"smp://{KH}@a.org,b.org,A.org", "A.org", "the host a.org is listed twice"),
     (f"smp://{KH}:pw@a.org/AQID#/?v=1&dh={DH}", ":pw", "no basic auth"),
     (f"smp://{KH}@a.org/AQID#/?dh={DH}", None, "missing v="),
     (f"smp://{KH}@a.org/AQID#/?v=1", None, "missing dh="),
@@ -79,7 +80,9 @@ REJECTED = [
     (f"smp://{KH}@a.org/AQID#/?v=1&dh={DH}&q=x", "q=x", "q='x' must be m or c"),
     (f"smp://{KH}@a.org/AQID#/?v=1&dh={DH}&q=c&k=s", "k=s", "contradicts q=c"),
     (f"smp://{KH}@a.org/AQID#/?v=1&v=2&dh={DH}", "v=2", "v= given twice"),
-    ("ftp://x@y", "ftp", "unexpected"),
+    ("ftp://x@y", "ftp", "the scheme 'ftp://' is not accepted here: expected 'smp://'"),
+    ("http://x@y", "http", "the scheme 'http://'"),
+    (f"SMP://{KH}@a.org", "SMP", "the scheme 'SMP://' must be written in lower case"),
 ]
 
 

@@ -16,6 +16,8 @@ placement of extra hosts (URI-6). ``parse_uri(x.canonical()) == x`` for every va
 from __future__ import annotations
 
 import enum
+import ipaddress
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
@@ -79,6 +81,8 @@ class ServerAddress:
                 raise InvalidValueError(f"host {host!r} is not in canonical form")
         if self.port is not None and not 1 <= self.port <= 65535:
             raise InvalidValueError("port must be 1..65535")
+        if self.basic_auth is not None:
+            check_basic_auth(self.basic_auth)
 
     @property
     def effective_port(self) -> int:
@@ -151,6 +155,52 @@ class QueueUri:
         }
 
 
+#: what deployed SMP accepts in a server password (URI-3)
+_BASIC_AUTH = re.compile(r"[!-.0-9;-?A-~]+\Z")
+
+
+def check_basic_auth(password: str) -> str:
+    """Return ``password`` if an address can carry it (URI-3).
+
+    Raises:
+        InvalidValueError: naming the first character an address cannot carry.
+    """
+    if not password:
+        raise InvalidValueError("a server password is not empty")
+    for i, c in enumerate(password):
+        if not _BASIC_AUTH.match(c):
+            raise InvalidValueError(
+                f"a server password cannot hold {c!r} (character {i + 1}): an address carries "
+                "printable ASCII other than space, '@', ':' and '/' (URI-3)")
+    return password
+
+
+def address_host(host: str) -> str:
+    """A host as an address writes it: an IPv6 address in brackets, any other host as
+    :func:`~smpref.text.lexical.check_host` normalises it.
+
+    Raises:
+        ValueError: with the reason.
+    """
+    if not host:
+        raise ValueError("the host is empty")
+    try:
+        return f"[{ipaddress.IPv6Address(host.strip('[]')).compressed}]"
+    except ValueError:
+        return check_host(host)
+
+
+def server_address(key_hash: bytes, host: str, port: int, basic_auth: str | None) -> str:
+    """The address a server prints for itself (URI-1, URI-3): ``host`` as an address writes it
+    (:func:`address_host`), the key hash padded as deployed prints it. What it returns always
+    parses back (:func:`parse_server_address`) to the same host, port and password.
+
+    Raises:
+        ValueError: the host cannot go in an address (InvalidValueError for the password).
+    """
+    return ServerAddress(key_hash, (address_host(host),), port, basic_auth).canonical()
+
+
 def parse_uri(text: str) -> ServerAddress | QueueUri:
     """Parse an SMP server address or queue URI.
 
@@ -197,15 +247,16 @@ def _authority(text: str, kind: str, node: Tree[Token]) -> ServerAddress:
         elif isinstance(child, Tree) and child.data == "hosts":
             for tok in child.children:
                 assert isinstance(tok, Token)
-                hosts.append(_host(text, kind, tok))
+                host = _host(text, kind, tok)
+                if host in hosts:
+                    raise _fail(text, kind, token_column(tok), f"the host {host} is listed twice")
+                hosts.append(host)
         elif isinstance(child, Tree) and child.data == "port":
             tok = child.children[0]
             assert isinstance(tok, Token)
             port = int(tok)
             if not 1 <= port <= 65535:
                 raise _fail(text, kind, token_column(tok), f"port {port} is not in 1..65535")
-    if len(set(hosts)) != len(hosts):
-        raise _fail(text, kind, 1, "a host is listed twice")
     return ServerAddress(key_hash, tuple(hosts), port, basic_auth)
 
 

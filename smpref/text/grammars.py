@@ -6,6 +6,7 @@ Callers never see Lark exception types: every parse failure becomes a UriSyntaxE
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from lark import Lark, Token, Tree
@@ -17,6 +18,7 @@ from smpref.resources import grammar_text
 # Human names for terminals, used in "expected ..." messages.
 _TERMINAL_NAMES = {
     "SCHEME": "the scheme",
+    "APP_SCHEME": "the scheme",
     "HOSTNAME": "a host name",
     "IPV6_LITERAL": "an [IPv6] address",
     "PORT": "a port number",
@@ -28,6 +30,7 @@ _TERMINAL_NAMES = {
     "HOST_SEP": "','",
     "F_KEY": "'f='",
     "H_KEY": "'h='",
+    "P_KEY": "'p='",
     "SLASH": "'/'",
     "COLON": "':'",
     "AT": "'@'",
@@ -46,6 +49,25 @@ def parser(name: str) -> Lark:
     return Lark(grammar_text(name), parser="lalr", maybe_placeholders=False)
 
 
+#: the schemes each grammar accepts, to name them when another one is given
+_SCHEMES = {"short_link": ("https://", "simplex:/"), "smp_uri": ("smp://",)}
+_SCHEME_PREFIX = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:/{0,2}")
+
+
+def _scheme_error(name: str, text: str) -> str | None:
+    """What is wrong with the scheme ``text`` starts with, naming it; None when ``text`` does
+    not start with something shaped like a scheme."""
+    accepted = _SCHEMES.get(name, ())
+    found = _SCHEME_PREFIX.match(text)
+    if not accepted or found is None:
+        return None
+    scheme = found.group()
+    choices = " or ".join(repr(s) for s in accepted)
+    if any(scheme.lower() == s.lower() for s in accepted):
+        return f"the scheme {scheme!r} must be written in lower case ({choices})"
+    return f"the scheme {scheme!r} is not accepted here: expected {choices}"
+
+
 def _expected(names: set[str]) -> str:
     words = sorted({_TERMINAL_NAMES.get(n, n.lower()) for n in names})
     return " or ".join(words) if words else "nothing more"
@@ -61,6 +83,9 @@ def parse(name: str, kind: str, text: str) -> Tree[Token]:
         return parser(name).parse(text)
     except UnexpectedCharacters as exc:
         pos = exc.pos_in_stream or 0
+        scheme = _scheme_error(name, text) if pos == 0 else None
+        if scheme is not None:
+            raise UriSyntaxError(kind, text, 1, scheme) from None
         found = text[pos : pos + 1]
         raise UriSyntaxError(
             kind, text, exc.column, f"unexpected {found!r}, expected {_expected(exc.allowed)}"
@@ -70,6 +95,9 @@ def parse(name: str, kind: str, text: str) -> Tree[Token]:
             kind, text, len(text) + 1, f"input ends early, expected {_expected(set(exc.expected))}"
         ) from None
     except UnexpectedToken as exc:
+        scheme = _scheme_error(name, text) if exc.column == 1 else None
+        if scheme is not None:
+            raise UriSyntaxError(kind, text, 1, scheme) from None
         if exc.token.type == "$END":
             raise UriSyntaxError(
                 kind, text, len(text) + 1, f"input ends early, expected {_expected(exc.expected)}"

@@ -5,7 +5,9 @@ Canonical form (SLINK-1)::
     https://<host>[:<port>]/<i|c>#/<linkKey>[?f=<fingerprint>][&h=<host>,<host>...]
 
 ``linkKey`` and ``fingerprint`` are unpadded base64url of 32 bytes. The parser also accepts the
-variants of spec/links.md (long type words, "/" before or after "#" omitted, padding, "%2C").
+variants of spec/links.md (long type words, "/" before or after "#" omitted, padding, "%2C"),
+and the app form ``simplex:/<i|c>#/<linkKey>?h=<hosts>[&p=<port>][&f=...]`` that deployed
+clients open and smpref's server pages hand out (SLINK-12).
 ``parse_short_link(link.canonical()) == link`` holds for every valid link.
 """
 
@@ -149,16 +151,18 @@ def parse_short_link(text: str) -> ShortLink:
         UriSyntaxError: names the column and what is wrong there.
     """
     tree = parse("short_link", KIND, text)
-    hosts: list[str] = []
+    hosts: list[tuple[str, int]] = []  # each host with its column
     port: int | None = None
     link_type: LinkType | None = None
     link_key = b""
     fingerprint: bytes | None = None
-    seen: set[str] = set()
+    seen: dict[str, Token] = {}
+    app_form = False
     for child in tree.children:
         if isinstance(child, Token):
             if child.type in ("HOSTNAME", "IPV6_LITERAL"):
-                hosts.append(_host(text, child))
+                hosts.append((_host(text, child), token_column(child)))
+            app_form = app_form or child.type == "APP_SCHEME"
             continue
         assert isinstance(child, Tree)
         rule = child.data
@@ -175,11 +179,21 @@ def parse_short_link(text: str) -> ShortLink:
             assert isinstance(tok, Token)
             link_key = _b64_32(text, tok, "link key")
         elif rule == "query":
-            fingerprint = _query(text, child, hosts, seen)
+            fingerprint, app_port = _query(text, child, hosts, seen)
+            if app_port is not None:
+                if not app_form:
+                    raise _fail(text, token_column(seen["p"]), "p= is for the simplex: form; "
+                                "an https link writes its port after the host")
+                port = app_port
     assert link_type is not None
-    if len(set(hosts)) != len(hosts):
-        raise _fail(text, 1, "a host is listed twice")
-    return ShortLink(link_type, tuple(hosts), port, fingerprint, link_key)
+    if not hosts:
+        raise _fail(text, len(text) + 1, "a simplex: link names its server's hosts in h=")
+    names: set[str] = set()
+    for host, column in hosts:
+        if host in names:
+            raise _fail(text, column, f"the host {host} is listed twice")
+        names.add(host)
+    return ShortLink(link_type, tuple(h for h, _ in hosts), port, fingerprint, link_key)
 
 
 def _link_type(text: str, token: Any) -> LinkType:
@@ -199,8 +213,11 @@ def _link_type(text: str, token: Any) -> LinkType:
     raise _fail(text, token_column(token), what)
 
 
-def _query(text: str, query: Tree[Token], hosts: list[str], seen: set[str]) -> bytes | None:
+def _query(text: str, query: Tree[Token], hosts: list[tuple[str, int]],
+           seen: dict[str, Token]) -> tuple[bytes | None, int | None]:
+    """The fingerprint and the p= port of a query; its hosts are added to ``hosts``."""
     fingerprint = None
+    port = None
     for param in query.children:
         assert isinstance(param, Tree)
         key_token = param.children[0]
@@ -210,18 +227,25 @@ def _query(text: str, query: Tree[Token], hosts: list[str], seen: set[str]) -> b
             raise _fail(
                 text,
                 token_column(key_token),
-                f"unknown parameter {name!r} (a seed 004 link has only f= and h=)",
+                f"unknown parameter {name!r} (a seed 004 link has only f= and h=, and p= in "
+                "the simplex: form)",
             )
         if name in seen:
             raise _fail(text, token_column(key_token), f"parameter {name}= given twice")
-        seen.add(name)
+        seen[name] = key_token
         if param.data == "fingerprint_param":
             value = param.children[1]
             assert isinstance(value, Token)
             fingerprint = _b64_32(text, value, "fingerprint")
+        elif param.data == "port_param":
+            value = param.children[1]
+            assert isinstance(value, Token)
+            port = int(value)
+            if not 1 <= port <= 65535:
+                raise _fail(text, token_column(value), f"port {port} is not in 1..65535")
         else:
             for tok in param.children[1:]:
                 assert isinstance(tok, Token)
                 if tok.type != "HOST_SEP":
-                    hosts.append(_host(text, tok))
-    return fingerprint
+                    hosts.append((_host(text, tok), token_column(tok)))
+    return fingerprint, port

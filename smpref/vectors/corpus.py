@@ -11,17 +11,23 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import jsonschema
 
-from smpref.errors import VectorCheckError, VectorError
+from smpref.errors import NotVectorsError, VectorCheckError, VectorError
 from smpref.vectors import note
 from smpref.vectors.generators import corpus
 from smpref.vectors.independent import CHECKS
 from smpref.vectors.vector_sets import canonical
 
 MANIFEST = "MANIFEST"
+
+
+def packaged_vectors() -> Path:
+    """The vectors installed with smpref (the wheel carries vectors/ under smpref/_data)."""
+    return Path(str(resources.files("smpref") / "_data" / "vectors"))
 #: the published verification key (vectors/README.md); its secret is a release secret
 PUBLISHED_PUBLIC_KEY = bytes.fromhex(
     "07363494b267ab52d4a2c1bd2f4eede62e5798daf3db4486a8c820c00c18c75c")
@@ -46,8 +52,14 @@ def write(out: Path) -> list[str]:
 
 
 def sign(directory: Path, seed: bytes) -> str:
-    """Sign ``directory/MANIFEST`` with the Ed25519 seed; return the verifier key string."""
+    """Sign ``directory/MANIFEST`` with the Ed25519 seed; return the verifier key string.
+
+    Raises:
+        NotVectorsError: the folder holds no manifest (run ``vectors generate`` first).
+    """
     manifest = directory / MANIFEST
+    if not manifest.is_file():
+        raise NotVectorsError(f"{directory} holds no {MANIFEST}: generate the vectors first")
     text, _ = note.split(manifest.read_text(encoding="utf-8"))
     signed = note.sign(text, seed)
     manifest.write_text(signed, encoding="utf-8")
@@ -71,7 +83,7 @@ def verify(directory: Path, public_key: bytes = PUBLISHED_PUBLIC_KEY) -> list[Fi
     """
     manifest = directory / MANIFEST
     if not manifest.is_file():
-        raise VectorError(f"{MANIFEST}: missing in {directory}")
+        raise NotVectorsError(f"{directory} holds no {MANIFEST}: not a vector folder")
     text = note.verify(manifest.read_text(encoding="utf-8"), public_key)
     lines = text.splitlines()
     if lines[:2] != note.MANIFEST_HEAD.splitlines():

@@ -11,7 +11,7 @@ SET = VectorSet(
     name="short-link",
     algorithm="seed 004 short links",
     header=("Short links users paste, with their parsed fields and canonical form "
-            "(SLINK-1..SLINK-10), and strings that must be rejected.",),
+            "(SLINK-1..SLINK-12), and strings that must be rejected.",),
     test_fields={"link": "string", "canonical": "string", "type": "string", "hosts": "strings",
                  "port": "int", "fingerprint": "hex", "linkKey": "hex", "linkId": "hex",
                  "errorColumn": "int"},
@@ -19,7 +19,8 @@ SET = VectorSet(
                         "linkId", "errorColumn"}),
     notes={"SeedExample": "the form of seed 004's own example (slash before '#')",
            "LongType": "the long type word", "Padded": "base64url with padding",
-           "Deployed": "a deployed SimpleX link type, not seed 004's"},
+           "Deployed": "a deployed SimpleX link type, not seed 004's",
+           "AppForm": "the simplex:/ form: hosts in h=, port in p= (SLINK-12)"},
 )
 
 _KEY = "abcdefghij0123456789abcdefghij0123456789abc"
@@ -38,6 +39,10 @@ _LINKS: list[tuple[str, list[str], list[str]]] = [
     ("https://smp8.simplex.im/c#/" + _KEY + "?x=1", [], ["SLINK-5"]),
     ("https://smp8.simplex.im/c#/" + _KEY + f"?f={_FP}&f={_FP}", [], ["SLINK-5"]),
     ("https://smp8.simplex.im:0/c#/" + _KEY, [], ["SLINK-2"]),
+    (f"simplex:/i#/{_KEY}?h=a.org%2Cb.onion&p=5223&f={_FP}", ["AppForm"], ["SLINK-12"]),
+    (f"simplex:/c#/{_KEY}?h=smp8.simplex.im", ["AppForm"], ["SLINK-12"]),
+    (f"simplex:/c#/{_KEY}", ["AppForm"], ["SLINK-12"]),
+    (f"https://smp8.simplex.im/c#/{_KEY}?p=5223", ["AppForm"], ["SLINK-12"]),
 ]
 
 

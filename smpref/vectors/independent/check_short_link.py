@@ -14,7 +14,8 @@ from smpref.vectors.independent.shared import (
 )
 
 _LINK_RE = re.compile(
-    r"https://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?"
+    r"(?:https://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?"
+    r"|(?P<app>simplex:))"
     r"/(?P<type>i|invitation|c|contact)/?#/?(?P<key>[A-Za-z0-9_-]+)(?:=|%3[Dd]){0,2}"
     r"(?:\?(?P<query>[^ ]*))?")
 
@@ -35,17 +36,23 @@ def parse_short_link(text: str) -> dict[str, Any] | None:
     m = _LINK_RE.fullmatch(text)
     if m is None:
         return None
-    host, key = parse_host(m["host"]), _b64_32(m["key"])
+    app = m["app"] is not None  # simplex:/ form: hosts in h=, port in p= (SLINK-12)
+    host, key = (None if app else parse_host(m["host"])), _b64_32(m["key"])
     port = int(m["port"]) if m["port"] else None
-    if host is None or key is None or (port is not None and not 1 <= port <= 65535):
+    if (host is None and not app) or key is None:
         return None
-    hosts, fingerprint, seen = [host], None, set()
+    hosts: list[str] = [] if host is None else [host]
+    fingerprint, seen = None, set()
     for param in (m["query"].split("&") if m["query"] is not None else []):
         name, _, value = param.partition("=")
-        if name in seen or name not in ("f", "h"):
+        if name in seen or name not in ("f", "h", "p") or (name == "p" and not app):
             return None
         seen.add(name)
-        if name == "f":
+        if name == "p":
+            if not re.fullmatch(r"[0-9]{1,5}", value):
+                return None
+            port = int(value)
+        elif name == "f":
             fingerprint = _b64_32(value)
             if fingerprint is None:
                 return None
@@ -55,6 +62,8 @@ def parse_short_link(text: str) -> dict[str, Any] | None:
                 if parsed is None or parsed in hosts:
                     return None
                 hosts.append(parsed)
+    if not hosts or (port is not None and not 1 <= port <= 65535):
+        return None
     kind = "i" if m["type"] in ("i", "invitation") else "c"
     canonical = f"https://{hosts[0]}{'' if port is None else f':{port}'}/{kind}#/"
     canonical += base64.urlsafe_b64encode(key).decode().rstrip("=")
