@@ -60,7 +60,7 @@ def test_authorization_length_must_name_a_signature_or_authenticator() -> None:
     assert info.value.smp_error == "BLOCK"
     with pytest.raises(WireError) as info2:
         Transmission.decode(bytes([64]) + SIG + b"7\x00\x00PING")
-    assert info2.value.path == "service_signature"
+    assert info2.value.path == "serviceSignature"
 
 
 # (command body, authorization?, entity?, expected ERR or None) per smp-wire §3.4 and LGET's

@@ -27,6 +27,7 @@ from smpref.errors import (
     TrailingBytesError,
     UnknownCommandError,
     WireError,
+    shown,
 )
 from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
 from smpref.notation.python_types import variant_class
@@ -288,7 +289,7 @@ def decode_message(data: bytes, *, kind: str | None = None) -> Message:
     codec = SCHEMA.messages.get(tag)
     if codec is None or (kind is not None and codec.definition.kind != kind):
         what = kind or "command or response"
-        raise UnknownCommandError(f"unknown {what} tag {tag[:16]!r}", offset=0)
+        raise UnknownCommandError(f"unknown {what} tag {shown(tag[:16])}", offset=0)
     if not codec.items:
         if space >= 0:
             raise TrailingBytesError(f"{codec.type_name} takes no fields", offset=space)

@@ -52,10 +52,11 @@ class Transmission:
         if not (isinstance(self.authorization, bytes) and isinstance(self.corr_id, bytes)
                 and isinstance(self.entity_id, bytes) and len(self.corr_id) <= 255
                 and len(self.entity_id) <= 255):
-            for name in ("authorization", "corr_id", "entity_id"):
+            for name, field in (("authorization", "authorization"), ("corr_id", "corrId"),
+                                ("entity_id", "entityId")):
                 value = getattr(self, name)
                 if not isinstance(value, bytes) or len(value) > 255:
-                    raise BadValueError(f"{name} must be at most 255 bytes", path=name)
+                    raise BadValueError(f"{field} must be at most 255 bytes", path=field)
         if self.authorization and len(self.authorization) not in AUTH_LENGTHS:
             raise BadValueError(
                 f"authorization of {len(self.authorization)} bytes is neither a signature "
@@ -64,10 +65,10 @@ class Transmission:
             )
         if self.service_signature is not None and len(self.service_signature) > 255:
             raise BadValueError("service signature must be at most 255 bytes",
-                                path="service_signature")
+                                path="serviceSignature")
         if self.service_signature is not None and not self.authorization:
             raise BadValueError(
-                "a service signature needs a non-empty authorization", path="service_signature"
+                "a service signature needs a non-empty authorization", path="serviceSignature"
             )
 
     def encode(self) -> bytes:
@@ -89,7 +90,8 @@ class Transmission:
         """Decode one transmission; the command is the rest of the input.
 
         Raises:
-            WireError: a short read or a bad Maybe byte; path names the part, offset the byte.
+            WireError: a short read or a bad Maybe byte; path names the part as the JSON form
+                does (``corrId``, ``entityId``, ``serviceSignature``), offset the byte.
         """
         r = Reader(data)
         part = "authorization"
@@ -103,12 +105,12 @@ class Transmission:
                         "authenticator",
                         offset=0,
                     )
-                part = "service_signature"
+                part = "serviceSignature"
                 if r.maybe():
                     service_sig = r.short_string()
-            part = "corr_id"
+            part = "corrId"
             corr_id = r.short_string()
-            part = "entity_id"
+            part = "entityId"
             entity_id = r.short_string()
         except WireError as exc:
             raise exc.within(part) from None

@@ -29,6 +29,7 @@ from smpref.errors import (
     FieldTooLongError,
     ShortReadError,
     WireError,
+    shown,
 )
 from smpref.wire.buffer import (
     Reader,
@@ -493,7 +494,7 @@ class UnionCodec(Codec):
         if variant is None:
             if not tag:
                 raise ShortReadError(f"expected a {self.type_name} tag", offset=start)
-            raise BadTagError(f"unknown {self.type_name} tag {tag!r}", offset=start)
+            raise BadTagError(f"unknown {self.type_name} tag {shown(tag)}", offset=start)
         try:
             if variant.items:
                 pos = r.pos
