@@ -138,6 +138,14 @@ class ServerState:
         self.store.delete(rid)
         return out
 
+    def forget_deliveries(self, rids: set[bytes]) -> None:
+        """The store lost the uncommitted changes of these queues (a group commit that failed):
+        the MSGs pushed from them were not sent, so none is in flight any more, and the next
+        SUB, SEND or ACK delivers what the queue holds on disk (MSG-2)."""
+        for session in self.sessions.values():
+            for rid in rids:
+                session.delivered.pop(rid, None)
+
     def end(self, session_id: bytes, entity_id: bytes, requirement: str) -> Outgoing:
         """END to a session whose subscription another session or a deletion ended."""
         self.observe("end", (requirement,))

@@ -23,6 +23,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from smpref.errors import LineError, NotAStoreError, StoreCorruptError, StoreErr
 from smpref.model.environment import Clock
 from smpref.model.queue_store import QueueStore
 from smpref.model.records import QueueRecord, StoredRecord, ids_by_role
-from smpref.store.filesystem import FileSystem
+from smpref.store.filesystem import FileSystem, ReadOnlyFileSystem, StoreLock
 from smpref.store.line_fields import (
     FORMAT_VERSION,
     LinkMeta,
@@ -105,6 +106,9 @@ class _Queue:
     size: int = 0  # cached_bytes() when last loaded or committed (for the LRU's byte bound)
     rec_lines: int = 0
     state_lines: int = 0
+    #: how the last commit changed the committed blob total; set at its commit point, so that
+    #: a failure in the clean-up after it still counts the change
+    blob_change: int = 0
 
     def cached_bytes(self) -> int:
         blob = self.current.link.blob_size if self.current and self.current.link else 0
@@ -133,12 +137,21 @@ class JournalStore(QueueStore):
         sync: fsync files and folders (STORE-10); False only for tests and builders.
         fs: the file layer (tests pass one that injects faults).
         warn: called with each warning (a corrupt line skipped, a leftover removed).
+        read_only: change nothing: what would need a write (finishing a compaction a crash cut
+            short, removing a leftover) is reported instead (StoreReadOnlyError, warnings),
+            and logs are not compacted.
+        lock: hold the store's lock while open (STORE-21): exclusive when writing, shared when
+            ``read_only``; a server, and anything else that must not share the store with one,
+            sets it.
+        commit_workers: threads that write the queues of one :meth:`commit_all` in parallel
+            (the server's group commit); 1 writes them one after another in the caller.
         compact_lines: an open queue's queue_rec.log and queue_state.log are compacted once
             they have more lines than these; journal_switch_lines: a journal is rewritten
             once this many of its lines are consumed. Tests lower them to reach every path.
 
     Raises:
-        NotAStoreError: ``root`` holds something else.
+        NotAStoreError: ``root`` holds something else (or, read-only, nothing).
+        StoreLockedError: ``lock`` is set and another process holds the lock.
     """
 
     def __init__(self, root: Path | str, *, clock: Clock | None = None, open_limit: int = 256,
@@ -146,9 +159,14 @@ class JournalStore(QueueStore):
                  sync: bool = True, fs: FileSystem | None = None,
                  warn: Callable[[str], None] | None = None,
                  compact_lines: tuple[int, int] = (REC_COMPACT_LINES, STATE_COMPACT_LINES),
-                 journal_switch_lines: int = JOURNAL_SWITCH_LINES) -> None:
+                 journal_switch_lines: int = JOURNAL_SWITCH_LINES, read_only: bool = False,
+                 lock: bool = False, commit_workers: int = 1) -> None:
         self.root = Path(root)
-        self.fs = fs if fs is not None else FileSystem(self.root, sync=sync)
+        self.read_only = read_only
+        if fs is None:
+            fs = ReadOnlyFileSystem(self.root, sync=False) if read_only else \
+                FileSystem(self.root, sync=sync)
+        self.fs = fs
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.open_limit = open_limit
         self.cache_bytes = cache_bytes
@@ -167,15 +185,32 @@ class JournalStore(QueueStore):
         self._recount: int | None = None  # running total of a recount in progress
         self._recount_cursor: bytes | None = None
         self._recount_pending = False
-        self._start()
+        self._pool = ThreadPoolExecutor(commit_workers, thread_name_prefix="smpref-commit") \
+            if commit_workers > 1 else None
+        self._lock: StoreLock | None = None
+        if lock:
+            if not self.root.is_dir() and not read_only:
+                self.fs.makedirs("")
+            if self.root.is_dir():
+                self._lock = StoreLock(self.root, shared=read_only)
+        try:
+            self._start()
+        except BaseException:
+            self._stop_pool()
+            self.release_lock()
+            raise
 
     # --- start and close --------------------------------------------------------------------
 
     def _start(self) -> None:
+        if self.read_only and not self.root.is_dir():
+            raise NotAStoreError(MARKER, f"{self.root} is not a folder")
         self.fs.makedirs("")
         marker = self.fs.read(MARKER)
         if marker is None:
-            if set(self.fs.listdir("")) - {MARKER + ".new"}:
+            if self.read_only:
+                raise NotAStoreError(MARKER, f"{self.root} has no {MARKER} file: not a store")
+            if set(self.fs.listdir("")) - {MARKER + ".new", StoreLock.NAME}:
                 raise NotAStoreError(MARKER, f"{self.root} is not empty and has no {MARKER} file")
             # Written aside and renamed, so that a crash never leaves half a marker.
             self.fs.write_new(MARKER + ".new", encode_line([("v", FORMAT_VERSION),
@@ -194,7 +229,8 @@ class JournalStore(QueueStore):
         self._blob_bytes = self._committed_blob_bytes = self._persisted_blob_bytes = last[0]
         # Not closed cleanly: the total may miss the last change; the first sweep recounts.
         self._recount_pending = not last[1]
-        self._write_usage(clean=False, rewrite=True)
+        if not self.read_only:
+            self._write_usage(clean=False, rewrite=True)
 
     def _write_usage(self, *, clean: bool, rewrite: bool = False) -> None:
         total = self._committed_blob_bytes
@@ -207,12 +243,30 @@ class JournalStore(QueueStore):
         self._persisted_blob_bytes = total
 
     def close(self) -> None:
-        """Commit, close every queue, and record a clean shutdown."""
-        self.commit()
-        self._open.clear()
-        self._ids.clear()
-        self._cached = 0
-        self._write_usage(clean=True, rewrite=True)
+        """Commit, close every queue, record a clean shutdown, and release the lock (also when
+        the commit or the record fails)."""
+        try:
+            if not self.read_only:
+                self.commit()
+            self._open.clear()
+            self._ids.clear()
+            self._cached = 0
+            if not self.read_only:
+                self._write_usage(clean=True, rewrite=True)
+        finally:
+            self._stop_pool()
+            self.release_lock()
+
+    def _stop_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def release_lock(self) -> None:
+        """Release the store's lock, if this store holds it."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # --- lookups ----------------------------------------------------------------------------
 
@@ -375,6 +429,10 @@ class JournalStore(QueueStore):
         refs = [n for n in names if n.endswith(".ref")]
         if refs and all(self._ref_is_live(rid, n) for n in refs):
             return False
+        if self.read_only:
+            self._report(f"{folder}: a leftover folder ({', '.join(sorted(names)) or 'empty'}); "
+                         "--repair removes it")
+            return False
         self.fs.rmtree(folder)
         self.stats.leftovers_removed += 1
         self._report(f"{folder}: removed a leftover folder ({', '.join(sorted(names)) or 'empty'})")
@@ -422,18 +480,23 @@ class JournalStore(QueueStore):
         """Open a queue from disk: recover, read, compact (STORE-14). None when the folder
         holds no committed queue."""
         folder = folder_of(rid)
-        for name in (REC, STATE):  # a compaction was cut short: its .bak is the whole log
-            if self.fs.exists(f"{folder}/{name}.bak"):
-                self.fs.rename(f"{folder}/{name}.bak", f"{folder}/{name}")
-        state_data = self.fs.read(f"{folder}/{STATE}")
+        source = {REC: f"{folder}/{REC}", STATE: f"{folder}/{STATE}"}
+        for name, path in source.items():  # a compaction was cut short: .bak is the whole log
+            if self.fs.exists(path + ".bak"):
+                if self.read_only:  # read the whole log where it is; leave the repair
+                    self._report(f"{path}.bak: a compaction was cut short; --repair finishes it")
+                    source[name] = path + ".bak"
+                else:
+                    self.fs.rename(path + ".bak", path)
+        state_data = self.fs.read(source[STATE])
         if state_data is None:
             return None
         state_log = read_log(state_data, state_from_fields)
-        self._check_tail(f"{folder}/{STATE}", state_log)
+        self._check_tail(source[STATE], state_log)
         if not state_log.valid:
             return None  # the first line never completed: the queue was never created
         state: QueueState = state_log.valid[-1].value
-        rec_path = f"{folder}/{REC}"
+        rec_path = source[REC]
         rec_log = read_log(self.fs.read(rec_path) or b"", record_from_fields)
         stored = next((ln.value for ln in reversed(rec_log.valid)
                        if ln.value.version == state.rec), None)
@@ -455,6 +518,8 @@ class JournalStore(QueueStore):
                        rec_lines=rec_log.line_count, state_lines=state_log.line_count)
         for number, reason in rec_log.corrupt + state_log.corrupt:
             self._report(f"{folder}: skipped corrupt line {number}: {reason}")
+        if self.read_only:  # reading needs no compaction; it is maintenance
+            return entry
         if rec_log.line_count > 1 or rec_log.torn:
             self._compact(folder, REC, encode_line(record_fields(stored.version, current,
                                                                  stored.link)), REC_BACKUPS)
@@ -536,25 +601,42 @@ class JournalStore(QueueStore):
         """Write every change since the last commit (STORE-13); durable on return.
 
         Raises:
-            StoreError: a write failed; call :meth:`rollback`.
+            StoreError: a write failed (the first, when several queues failed); the queues
+                that failed are forgotten already, so :meth:`rollback` loses nothing more.
+        """
+        failed = self.commit_all()
+        if failed:
+            raise next(iter(failed.values()))
+
+    def commit_all(self) -> dict[bytes, StoreError]:
+        """Write every dirty queue (STORE-13), each on its own, and return the ones that
+        failed with their errors. A failed queue is forgotten: disk is the truth, and it is
+        read again, with recovery, when next used. The others are durable on return.
+
+        With ``commit_workers``, queues are written by that many threads at once: each
+        queue's writes stay in the order STORE-13 gives, and the file system merges the
+        fsyncs of different queues into shared journal commits (group commit).
         """
         dirty = sorted(self._dirty)
-        for rid in dirty:
-            entry = self._open[rid]
-            try:
-                if entry.current is None:
-                    self._commit_delete(entry)
-                else:
-                    self._commit_queue(entry)
-                    size = entry.cached_bytes()
-                    self._cached += size - entry.size
-                    entry.size = size
-            except StoreError:
-                # Disk is the truth: the queue is read again, with recovery, when next used.
+        self._dirty.clear()
+        entries = [self._open[rid] for rid in dirty]
+        if self._pool is not None and len(entries) > 1:
+            outcomes = list(self._pool.map(self._commit_entry, entries))
+        else:
+            outcomes = [self._commit_entry(entry) for entry in entries]
+        failed: dict[bytes, StoreError] = {}
+        for entry, outcome in zip(entries, outcomes, strict=True):
+            self._committed_blob_bytes += entry.blob_change
+            if outcome is not None:
+                failed[entry.rid] = outcome
+                self._drop(entry)
+                continue
+            if entry.current is None:
                 self._forget(entry)
-                raise
-            finally:
-                self._dirty.discard(rid)
+            else:
+                size = entry.cached_bytes()
+                self._cached += size - entry.size
+                entry.size = size
         if self._committed_blob_bytes != self._persisted_blob_bytes:
             try:
                 self._write_usage(clean=False)
@@ -562,9 +644,24 @@ class JournalStore(QueueStore):
                 # The queues are committed; usage.log is only where the total starts from at
                 # the next start, and a sweep recounts it after an unclean one (STORE-19).
                 self._report(f"the blob total was not saved: {exc}")
-        if dirty:
+        if len(failed) < len(dirty):
             self.stats.commits += 1
         self._evict()
+        return failed
+
+    def _commit_entry(self, entry: _Queue) -> StoreError | None:
+        """Write one queue; the error, if it failed (``entry.blob_change`` says how the
+        committed blob total changed, also then). Touches nothing shared but the file system,
+        so that queues can be written in parallel."""
+        entry.blob_change = 0
+        try:
+            if entry.current is None:
+                self._commit_delete(entry)
+            else:
+                self._commit_queue(entry)
+        except StoreError as exc:
+            return exc
+        return None
 
     def rollback(self) -> None:
         """Forget uncommitted changes: their queues are read again from disk when next used."""
@@ -572,6 +669,26 @@ class JournalStore(QueueStore):
             self._forget(self._open[rid])
         self._dirty.clear()
         self._blob_bytes = self._committed_blob_bytes
+
+    def forget(self, rids: set[bytes]) -> None:
+        """Forget the uncommitted changes of these queues only (a group commit's rollback of
+        one transmission); the other queues' changes stay, to be committed."""
+        for rid in sorted(rids):
+            entry = self._open.get(rid)
+            if entry is not None and rid in self._dirty:
+                self._dirty.discard(rid)
+                self._drop(entry)
+
+    def _drop(self, entry: _Queue) -> None:
+        """Forget an open queue whose changes are not committed, and take its uncommitted
+        blob size out of the running total."""
+        committed = entry.stored.link.size if entry.stored and entry.stored.link else 0
+        current = entry.current.link.blob_size if entry.current and entry.current.link else 0
+        self._blob_bytes += committed - current
+        if self._recount is not None and self._recount_cursor is not None \
+                and entry.rid <= self._recount_cursor:
+            self._recount += committed - current
+        self._forget(entry)
 
     def _forget(self, entry: _Queue) -> None:
         self._unindex(entry)
@@ -581,16 +698,17 @@ class JournalStore(QueueStore):
     def _commit_delete(self, entry: _Queue) -> None:
         """Unlinking queue_state.log is the commit point; then the references and the folder
         go (STORE-6)."""
-        if entry.stored is not None:
-            self.fs.unlink(f"{entry.folder}/{STATE}")
-            self._committed_blob_bytes -= entry.stored.link.size if entry.stored.link else 0
-            for role, entity_id in _stored_ids(entry.stored).items():
-                if role != "recipient":
-                    self.fs.rmtree(folder_of(entity_id))
-            self.fs.rmtree(entry.folder)
-        self._forget(entry)
+        if entry.stored is None:
+            return
+        self.fs.unlink(f"{entry.folder}/{STATE}")
+        entry.blob_change = -(entry.stored.link.size if entry.stored.link else 0)
+        for role, entity_id in _stored_ids(entry.stored).items():
+            if role != "recipient":
+                self.fs.rmtree(folder_of(entity_id))
+        self.fs.rmtree(entry.folder)
 
     def _commit_queue(self, entry: _Queue) -> None:
+        """Write one queue's changes in the order of STORE-13."""
         queue = entry.current
         assert queue is not None
         old_ids = _stored_ids(entry.stored) if entry.stored else {"recipient": entry.rid}
@@ -618,7 +736,7 @@ class JournalStore(QueueStore):
         entry.state_lines = 1 if entry.state is None else entry.state_lines + 1
         previous = entry.stored
         entry.stored, entry.state = stored, state
-        self._committed_blob_bytes += (link_meta.size if link_meta else 0) - (
+        entry.blob_change = (link_meta.size if link_meta else 0) - (
             previous.link.size if previous and previous.link else 0)
         entry.committed_records, entry.line_sizes = list(entry.records), sizes
         entry.committed_blob = queue.link.blob if queue.link else None
