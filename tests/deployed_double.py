@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from smpref.crypto.auth import verify
+from smpref.crypto.block_chain import chain_step
 from smpref.crypto.primitives import box_key, secretbox, x25519_public
 from smpref.errors import (
     BlockError,
@@ -81,6 +82,9 @@ class DeployedDouble:
         self.senders: dict[bytes, bytes] = {}
         self.subscribers: dict[bytes, Conn] = {}
         self.port = 0
+        #: a block that does not decrypt: close (False), or ERR BLOCK with the receiving chain
+        #: advanced past it, as a deployed receiver's chain moves for every block it reads
+        self.keep_after_bad_block = False
         self.password = b"double-pass"  # deployed servers may require basicAuth for NEW
         self._server: asyncio.AbstractServer | None = None
 
@@ -115,7 +119,13 @@ class DeployedDouble:
                 try:
                     content = stream.framing.recv_chain.decrypt(block)
                 except BlockError:
-                    break  # a block that does not decrypt ends the connection
+                    if not self.keep_after_bad_block:
+                        break  # a block that does not decrypt ends the connection
+                    chain = stream.framing.recv_chain
+                    chain.chain_key = chain_step(chain.chain_key)[0]
+                    stream.write([self._tx(b"", b"", b"ERR BLOCK")])
+                    await stream.writer.drain()
+                    continue
                 try:
                     transmissions = decode_batch(content)
                 except BlockError:  # a bad batch: ERR BLOCK, and the connection goes on

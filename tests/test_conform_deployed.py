@@ -81,3 +81,26 @@ def test_a_planted_bug_fails_its_cases_and_the_cli_exits_1(tmp_path: Path) -> No
     # the failure quotes the requirement it breaks
     assert "MSG-1: SEND to a queue without a sender key MUST carry no authorization" in \
         result.stdout.replace("\n    ", " ")
+
+
+
+@req("TRANS-3", "TRANS-15")
+def test_block_garbage_accepts_err_block_from_a_receiver_whose_chain_moved_on(
+        tmp_path: Path) -> None:
+    """A deployed receiver advances its chain for every block it reads (smp-wire §2.4), so
+    after ERR BLOCK for a block that does not decrypt the connection's keys no longer match:
+    the case must pass without probing that connection, and still check the others."""
+    async def main() -> runner.Report:
+        server = DeployedDouble(tmp_path / "credentials")
+        server.keep_after_bad_block = True
+        await server.start()
+        try:
+            return await runner.run(server.address, runner.select(["block.garbage"]),
+                                    timeout=5.0)
+        finally:
+            await server.stop()
+
+    report = asyncio.run(main())
+    (result,) = report.results
+    assert result.status == "pass", result.message
+    assert "ERR BLOCK" in result.message

@@ -106,9 +106,13 @@ class SmpClient:
                 reader, writer = await asyncio.open_connection(
                     **endpoint, ssl=client_context(),
                     server_hostname=None if sock is None else "", limit=2**17)
-        except (TimeoutError, OSError) as exc:
+        except TimeoutError:
+            raise ClientError(f"cannot connect to {target}:{server.effective_port}: no TLS "
+                              f"handshake within {timeout:g} s (is an SMP server listening "
+                              "there?)") from None
+        except OSError as exc:
             raise ClientError(f"cannot connect to {target}:{server.effective_port}: "
-                              f"{exc or type(exc).__name__}") from None
+                              f"{_reason(exc)}") from None
         stream = BlockStream(reader, writer)
         ssl_object = writer.get_extra_info("ssl_object")
         try:
@@ -119,10 +123,13 @@ class SmpClient:
         except HandshakeFailedError as exc:
             await stream.close()
             raise ClientError(f"handshake with {target}: {exc}") from None
-        except (TimeoutError, ConnectionClosedError, BlockError, OSError) as exc:
+        except TimeoutError:
             await stream.close()
-            raise ClientError(f"handshake with {target} failed: {exc or type(exc).__name__}"
-                              ) from None
+            raise ClientError(f"handshake with {target} failed: no SMP hello within "
+                              f"{timeout:g} s") from None
+        except (ConnectionClosedError, BlockError, OSError) as exc:
+            await stream.close()
+            raise ClientError(f"handshake with {target} failed: {_reason(exc)}") from None
         return cls(server, stream, connected, session, random)
 
     @property
@@ -266,3 +273,10 @@ def open_deployed_message(rcv_dh_secret: bytes, msg: MSG) -> DeployedMessageBody
         return DeployedMessageBody.decode(plain)
     except WireError as exc:
         raise CryptoError(f"deployed MSG body does not decode: {exc}") from None
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a connection failed, in words: never empty."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__

@@ -2,13 +2,14 @@
 
 Theory of operation
 -------------------
-One asyncio event loop runs everything. Each connection has a reader task (this module's
-``_serve_smp``) and an outbox flushed by a writer task. A received block is decoded into its
-transmissions, and each goes to the model (:meth:`smpref.model.server.Server.receive`), which
-commits the store before it returns (STORE-7); the answers are queued on the connections they
-are for, and the writer batches everything queued into as few blocks as fit. Because the model
-runs between two awaits, no transmission is ever half processed: a connection cut, a timeout or
-SIGTERM stops a reader only while it waits for bytes.
+One asyncio event loop does the network; one engine thread (:mod:`smpref.serve.engine`) owns
+the model and the store, so the loop never waits on the disk. Each connection has a reader
+task (this module's ``_serve_smp``) and an outbox flushed by a writer task. A received block is
+decoded into its transmissions, which go to the engine as one job; the engine runs them through
+the model (:meth:`smpref.model.server.Server.receive`) together with whatever else arrived
+meanwhile, writes the group's changes to the store in one pass (group commit), and only then
+hands the answers back (STORE-7). They are queued on the connections they are for, and the
+writer batches everything queued into as few blocks as fit.
 
 Limits (all in :class:`ServeConfig`):
 
@@ -16,17 +17,19 @@ Limits (all in :class:`ServeConfig`):
 * ``block_rate``/``block_burst``: a token bucket per connection; a client that sends faster
   waits (its blocks are read later), it is not cut.
 * ``max_pending``: transmissions queued for a connection. The reader stops reading while its own
-  outbox is above half of it; an event pushed to a connection whose outbox is full closes that
-  connection (a subscriber that does not read). Nothing is lost: an undelivered MSG stays in
-  its queue until acknowledged (MSG-2).
+  outbox and its transmissions in the engine are above half of it; an event pushed to a
+  connection whose outbox is full closes that connection (a subscriber that does not read).
+  Nothing is lost: an undelivered MSG stays in its queue until acknowledged (MSG-2).
 * ``handshake_timeout`` (TLS and SMP handshake), ``idle_timeout`` (no block received).
 
 A bad block (wrong size, does not decrypt, bad batch) or a bad handshake closes that connection
 only; a bad transmission inside a good block is answered with ``ERR`` by the model.
 
 Stopping (:meth:`SmpServer.stop`, SIGTERM in ``smpref serve``): stop accepting, stop reading,
-flush every outbox for up to ``drain_timeout`` seconds, close the connections, close the store.
-Every ``OK`` was sent after its commit, so no acknowledged write can be lost.
+wait for the engine's answers and flush every outbox for up to ``drain_timeout`` seconds, close
+the connections, then stop the engine, which commits and closes the store. Every ``OK`` was sent
+after its commit, so no acknowledged write can be lost. Whatever fails in a stop is logged and
+kept in :attr:`SmpServer.stop_failures`; the stop always finishes.
 """
 
 from __future__ import annotations
@@ -46,9 +49,11 @@ from smpref.model.config import ServerConfig
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
 from smpref.serve.clock import ServerClock
+from smpref.serve.engine import CloseSession, Engine, Job, OpenSession, Receive, Sweep
 from smpref.serve.pages import serve_page
+from smpref.store.group_commit import GroupCommitStore
 from smpref.store.journal import JournalStore
-from smpref.text.lexical import b64u_encode
+from smpref.text.addresses import server_address
 from smpref.transport.credentials import ServerCredentials, load_or_create
 from smpref.transport.streams import BlockStream, accept
 from smpref.transport.tls import HTTP_ALPN, server_context, session_id
@@ -61,6 +66,8 @@ class ServeConfig:
 
     host: str = "127.0.0.1"
     port: int = 5223
+    #: the host name clients reach the server by, when it is not ``host`` (NAT, a proxy)
+    advertise: str | None = None
     max_connections: int = 1024
     block_rate: float = 2000.0  # blocks per second per connection
     block_burst: int = 200
@@ -73,6 +80,8 @@ class ServeConfig:
     pages: bool = True
     #: fsync every commit (STORE-10); False only for benchmarks: an OK is then not durable
     store_sync: bool = True
+    #: threads writing the queues of one group commit in parallel
+    commit_workers: int = 8
     model: ServerConfig = field(default_factory=ServerConfig)
 
 
@@ -96,7 +105,8 @@ class TokenBucket:
 
 
 class Connection:
-    """One SMP connection: its stream, its outbox and its writer task."""
+    """One SMP connection: its stream, its outbox, its writer task, and how many of its
+    transmissions the engine holds."""
 
     def __init__(self, server: SmpServer, number: int, stream: BlockStream,
                  session: bytes) -> None:
@@ -105,16 +115,26 @@ class Connection:
         self.stream = stream
         self.session_id = session
         self.outbox: list[bytes] = []
+        self.in_engine = 0
         self.wakeup = asyncio.Event()
         self.flushed = asyncio.Event()
         self.flushed.set()
+        #: set whenever the engine answers or the writer flushes: a waiting reader looks again
+        self.progress = asyncio.Event()
         self.closing = False
+        self.reading = False
+        #: why the server ends this connection (the model raised), when it does
+        self.end_reason: str | None = None
+        self.reader_task: asyncio.Task[Any] | None = None
         self.writer_task: asyncio.Task[None] | None = None
 
     def queue(self, transmissions: list[bytes]) -> None:
         self.outbox.extend(transmissions)
         self.flushed.clear()
         self.wakeup.set()
+
+    def backlog(self) -> int:
+        return len(self.outbox) + self.in_engine
 
     async def write_loop(self) -> None:
         """Send whatever is queued, batched into as few blocks as fit (smp-wire §3.1)."""
@@ -127,17 +147,24 @@ class Connection:
                     self.server.blocks_sent += self.stream.write(pending)
                     await self.stream.writer.drain()
                 self.flushed.set()
+                self.progress.set()
         except (ConnectionError, OSError, ssl.SSLError, BlockError) as exc:
             events.event("write_failed", logging.DEBUG, conn=self.number, error=str(exc))
             self.closing = True
             self.flushed.set()
+            self.progress.set()
 
 
 class SmpServer:
     """An SMP server over TLS running the reference model over a journal store.
 
     ``folder`` holds ``credentials/`` (made at first start, TRANS-1) and ``store/`` (the journal
-    store, spec/storage.md). Use :meth:`start`, then :meth:`stop`.
+    store, spec/storage.md), which the server locks while it is open (STORE-21). Use
+    :meth:`start`, then :meth:`stop`.
+
+    Raises:
+        StoreLockedError: another process holds the store.
+        StoreError: the store cannot be opened.
     """
 
     def __init__(self, folder: Path | str, config: ServeConfig | None = None, *,
@@ -145,23 +172,33 @@ class SmpServer:
         self.folder = Path(folder)
         self.config = config or ServeConfig()
         self.clock = clock or ServerClock()
-        self.credentials: ServerCredentials = load_or_create(
-            self.folder / "credentials", self.config.host)
+        # The store first: its lock keeps a second server away from the folder.
         self.store = JournalStore(self.folder / "store", clock=self.clock,
-                                  sync=self.config.store_sync,
+                                  sync=self.config.store_sync, lock=True,
+                                  commit_workers=self.config.commit_workers,
                                   warn=lambda m: events.event("store_warning", logging.WARNING,
                                                               message=m))
-        self.model = Server(self.config.model, self.store, self.clock, os.urandom)
+        self.group_store = GroupCommitStore(self.store)
+        try:
+            self.credentials: ServerCredentials = load_or_create(
+                self.folder / "credentials", self.config.advertise or self.config.host)
+        except BaseException:
+            self.store.release_lock()
+            raise
+        self.model = Server(self.config.model, self.group_store, self.clock, os.urandom)
         self.connections: dict[bytes, Connection] = {}
         self.port = self.config.port
         self.blocks_received = 0
         self.blocks_sent = 0
         self.connection_count = 0
+        self.engine: Engine | None = None
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self._stopping = False
         self.stopped = asyncio.Event()
+        #: what failed while stopping; empty after a clean stop
+        self.stop_failures: list[str] = []
 
     # --- identity ---------------------------------------------------------------------------
 
@@ -172,44 +209,75 @@ class SmpServer:
     @property
     def address(self) -> str:
         """``smp://<keyHash>[:<password>]@host:port`` (URI-1, URI-2), keyHash padded as deployed
-        prints it; the server password (CMD-10) is in the address when one is configured."""
+        prints it; the host is ``advertise`` when set, an IPv6 address in brackets; the server
+        password (CMD-10) is in the address when one is configured. It always parses back
+        (``smpref uri parse``)."""
         password = self.config.model.basic_auth
-        auth = "" if password is None else ":" + password.decode()
-        return (f"smp://{b64u_encode(self.key_hash, padded=True)}{auth}@{self.config.host}:"
-                f"{self.port}")
+        return server_address(self.key_hash, self.config.advertise or self.config.host,
+                              self.port, None if password is None else password.decode())
 
     # --- start and stop ---------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Bind and start accepting; ``port`` is the bound port (useful with port 0)."""
+        """Bind and start accepting; ``port`` is the bound port (useful with port 0).
+
+        Raises:
+            OSError: the address cannot be bound (call :meth:`close_store` then).
+        """
         context = server_context(self.credentials, pages=self.config.pages)
         self._server = await asyncio.start_server(
             self._accept, self.config.host, self.config.port, ssl=context,
             ssl_handshake_timeout=self.config.handshake_timeout, limit=2**17)
         self.port = self._server.sockets[0].getsockname()[1]
+        self.engine = Engine(self.model, self.group_store, asyncio.get_running_loop(),
+                             self._deliver)
+        self.engine.start()
         self._sweeper = asyncio.create_task(self._sweep_loop())
         events.event("listening", address=self.address, version=SMPREF_VERSION,
                      store=str(self.folder / "store"))
 
+    def close_store(self) -> None:
+        """Close the store of a server that never started (its lock is released too)."""
+        if self.engine is None:
+            self.group_store.close()
+
     async def stop(self) -> None:
-        """Stop accepting, drain every connection, close the store (see the module doc)."""
+        """Stop accepting, drain every connection, stop the engine and close the store (see
+        the module doc). Always finishes; what failed is logged and in :attr:`stop_failures`."""
         if self._stopping:
             await self.stopped.wait()
             return
         self._stopping = True
         events.event("stopping", connections=len(self.connections))
-        if self._server is not None:
-            self._server.close()
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-        readers = [t for t in self._tasks if not t.done()]
-        for task in readers:
-            task.cancel()
-        await asyncio.gather(*readers, return_exceptions=True)
-        self.store.close()
-        self.stopped.set()
-        events.event("stopped", blocks_received=self.blocks_received,
-                     blocks_sent=self.blocks_sent)
+        try:
+            if self._server is not None:
+                self._server.close()
+            if self._sweeper is not None:
+                self._sweeper.cancel()
+            readers = [t for t in self._tasks if not t.done()]
+            for task in readers:
+                task.cancel()
+            await asyncio.gather(*readers, return_exceptions=True)
+            await self._stop_engine()
+        except Exception as exc:  # whatever it is, the stop goes on and says so
+            self.stop_failures.append(f"stopping: {exc!r}")
+            events.event("stop_failed", logging.ERROR, error=repr(exc))
+        finally:
+            self.stopped.set()
+            events.event("stopped", blocks_received=self.blocks_received,
+                         blocks_sent=self.blocks_sent, failures=len(self.stop_failures))
+
+    async def _stop_engine(self) -> None:
+        engine = self.engine
+        if engine is None:
+            self.close_store()
+            return
+        engine.stop()
+        finished = await asyncio.to_thread(engine.finished.wait, 2 * self.config.drain_timeout)
+        self.stop_failures += engine.failures
+        if not finished:
+            self.stop_failures.append("the engine did not stop: the store may not be closed")
+            events.event("stop_failed", logging.ERROR, error="engine did not stop")
 
     # --- connections ------------------------------------------------------------------------
 
@@ -252,30 +320,37 @@ class SmpServer:
                          error=type(exc).__name__, detail=str(exc))
             await stream.close()
             return
+        assert self.engine is not None
         connection = Connection(self, number, stream, session)
+        connection.reader_task = asyncio.current_task()
         self.connections[session] = connection
-        self.model.open_session(session, accepted.session_secret)
+        self.engine.submit(OpenSession(session, accepted.session_secret))
         connection.writer_task = asyncio.create_task(connection.write_loop())
         events.event("connected", conn=number, version=accepted.version,
                      encrypted=stream.framing.encrypted)
         reason = "closed"
+        connection.reading = True
         try:
             reason = await self._serve_smp(connection)
         except asyncio.CancelledError:
-            reason = "server stopping"
+            reason = connection.end_reason or "server stopping"
         finally:
+            connection.reading = False
             await self._close(connection, reason)
 
     async def _serve_smp(self, connection: Connection) -> str:
-        """Read and process blocks until the connection ends; return why it ended."""
+        """Read blocks and hand their transmissions to the engine until the connection ends;
+        return why it ended."""
+        assert self.engine is not None
         bucket = TokenBucket(self.config.block_rate, self.config.block_burst)
         stream = connection.stream
         # Stopping is also checked here, not only signalled by cancellation: in Python 3.11,
         # asyncio.wait_for can swallow a cancellation that races with a completed read, which
         # kept busy connections open after SIGTERM (found by the SIGTERM-under-load test).
         while not connection.closing and not self._stopping:
-            while len(connection.outbox) > self.config.max_pending // 2 and not connection.closing:
-                await connection.flushed.wait()  # backpressure: the client is not reading
+            while connection.backlog() > self.config.max_pending // 2 and not connection.closing:
+                connection.progress.clear()  # backpressure: the client is not reading
+                await connection.progress.wait()
             try:
                 async with asyncio.timeout(self.config.idle_timeout):
                     block = await stream.read_block()
@@ -289,19 +364,36 @@ class SmpServer:
             except BlockError as exc:
                 events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
                 return "bad block"
-            for transmission in transmissions:
-                try:
-                    outgoing = self.model.receive(connection.session_id, transmission)
-                except Exception as exc:
-                    # The model is total over its input (tests/test_model_totality.py); if it
-                    # ever raises, that connection ends and every other one goes on.
-                    events.event("internal_error", logging.ERROR, conn=connection.number,
-                                 error=repr(exc))
-                    return "internal error"
-                self._route(outgoing, origin=connection)
-            self._log_store_errors()
+            if transmissions:
+                connection.in_engine += len(transmissions)
+                self.engine.submit(Receive(connection, connection.session_id, transmissions))
             await bucket.take()
-        return "server stopping" if self._stopping else "closing"
+        return connection.end_reason or ("server stopping" if self._stopping else "closing")
+
+    def _deliver(self, group: list[Job]) -> None:
+        """On the loop: send what a group the engine committed produced, in order."""
+        for job in group:
+            if isinstance(job, Receive):
+                connection: Connection = job.owner
+                connection.in_engine -= len(job.transmissions)
+                connection.progress.set()
+                if job.error is not None:
+                    self._end(connection, job.error)
+                self._route(job.outgoing, origin=connection)
+            elif isinstance(job, Sweep):
+                self._route(job.outgoing)
+                if job.done is not None:
+                    job.done(job)
+
+    def _end(self, connection: Connection, reason: str) -> None:
+        """End a connection from the server's side: its reader stops, what is queued is
+        flushed, then it closes."""
+        if connection.end_reason is None:
+            connection.end_reason = reason
+            events.event("ending_connection", logging.WARNING, conn=connection.number,
+                         reason=reason)
+            if connection.reading and connection.reader_task is not None:
+                connection.reader_task.cancel()
 
     def _route(self, outgoing: list[Outgoing], origin: Connection | None = None) -> None:
         """Queue each transmission on its connection. Answers to ``origin``'s own commands
@@ -311,7 +403,9 @@ class SmpServer:
         for out in outgoing:
             by_session.setdefault(out.session_id, []).append(out.encode())
         for session, transmissions in by_session.items():
-            connection = self.connections.get(session)
+            # the origin by reference: it may be closing, but its answers are still flushed
+            connection = origin if origin is not None and session == origin.session_id else \
+                self.connections.get(session)
             if connection is None or connection.closing:
                 continue
             if connection is not origin and \
@@ -325,40 +419,48 @@ class SmpServer:
                 continue
             connection.queue(transmissions)
 
-    def _log_store_errors(self) -> None:
-        if self.model.store_errors:
-            for message in self.model.store_errors:
-                events.event("store_error", logging.ERROR, message=message)
-            self.model.store_errors.clear()
-
     async def _close(self, connection: Connection, reason: str) -> None:
+        """Wait (bounded) for the engine's answers to what this connection sent, flush them,
+        and close. Events for it stop at once; its session ends in the model after its last
+        transmission."""
         self.connections.pop(connection.session_id, None)
-        self.model.close_session(connection.session_id)
-        # Flush what is queued (answers to commands already committed), then close.
-        if connection.writer_task is not None:
-            if not connection.closing and connection.outbox:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(connection.flushed.wait(), self.config.drain_timeout)
-            connection.writer_task.cancel()
-            await asyncio.gather(connection.writer_task, return_exceptions=True)
-        await connection.stream.close()
-        events.event("disconnected", conn=connection.number, reason=reason)
+        deadline = time.monotonic() + self.config.drain_timeout
+        try:
+            while connection.in_engine > 0 and not connection.closing and \
+                    time.monotonic() < deadline:
+                connection.progress.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                        await connection.progress.wait()
+            if connection.writer_task is not None and not connection.closing and \
+                    connection.outbox:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(0.1, deadline - time.monotonic())):
+                        await connection.flushed.wait()
+        finally:
+            if self.engine is not None:
+                self.engine.submit(CloseSession(connection.session_id))
+            if connection.writer_task is not None:
+                connection.writer_task.cancel()
+                await asyncio.gather(connection.writer_task, return_exceptions=True)
+            await connection.stream.close()
+            events.event("disconnected", conn=connection.number, reason=reason)
 
     # --- retention --------------------------------------------------------------------------
 
     async def _sweep_loop(self) -> None:
         while True:
             await asyncio.sleep(self.config.sweep_interval)
-            self.sweep_slice()
+            await self._sweep(self.config.sweep_slice)
 
-    def sweep_slice(self) -> bool:
-        """Run one slice of the model's sweep (RET-7) and send what it pushes."""
-        outgoing, finished = self.model.sweep(self.config.sweep_slice)
-        self._route(outgoing)
-        self._log_store_errors()
-        return finished
+    async def _sweep(self, limit: int | None) -> bool:
+        """Run a slice of the model's sweep (RET-7), or a whole cycle (``limit`` None), in the
+        engine; what it pushes is sent; whether the cycle ended."""
+        assert self.engine is not None
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.engine.submit(Sweep(limit, lambda job: done.set_result(job.finished)))
+        return await done
 
-    def sweep_cycle(self) -> None:
+    async def sweep_cycle(self) -> None:
         """Run a whole sweep cycle now (the embedded server's retention cases use this)."""
-        self._route(self.model.expire())
-        self._log_store_errors()
+        await self._sweep(None)

@@ -22,7 +22,7 @@ async def _ret_invitation(ctx: Context) -> str | None:
     kept, gone = await ctx.create(c), await ctx.create(c)
     await ctx.secure(c, kept)
     server.clock.advance(91 * DAY)
-    server.sweep_cycle()
+    await server.sweep_cycle()
     ctx.expect(await ctx.request(c, GET(), gone.rid, gone.key), error="AUTH",
                step="the unsecured queue after 91 days")
     ctx.expect(await ctx.request(c, GET(), kept.rid, kept.key), "MSG", "OK",
@@ -38,7 +38,7 @@ async def _ret_messages(ctx: Context) -> str | None:
     ctx.expect(await ctx.send(c, q, b"old"), "OK")
     server.clock.advance(22 * DAY)
     ctx.expect(await ctx.send(c, q, b"new"), "OK")
-    server.sweep_cycle()
+    await server.sweep_cycle()
     bodies = await ctx.receive(c, q, 1, via_get=True)
     if bodies != [b"new"]:
         raise Fail(f"after 22 days the queue delivered {bodies!r}; the old message should be gone")
