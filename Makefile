@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-SOURCES := $(shell find smpref spec grammar -type f -not -path '*/__pycache__/*') pyproject.toml README.md
+SOURCES := $(shell find smpref spec grammar vectors -type f -not -path '*/__pycache__/*') pyproject.toml README.md
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: run test lint typecheck unit vectors docs types bench clean

@@ -34,6 +34,12 @@ class SmprefError(Exception):
 
     smp_error: str | None = None
 
+    def describe(self) -> tuple[str, dict[str, str | int]]:
+        """(what was wrong, where it was): the where as named fields, any of ``path``,
+        ``field``, ``offset``, ``column``, ``line``. The command line prints them as one line,
+        or as JSON with ``--json``."""
+        return str(self), {}
+
 
 class ResourceMissingError(SmprefError):
     """A spec or grammar file is missing from the installed package."""
@@ -52,8 +58,17 @@ class NotationError(SmprefError):
     def __init__(self, message: str, *, line: int | None = None, column: int | None = None):
         where = f"line {line}, column {column}: " if line is not None else ""
         super().__init__(f"spec/commands.smpn: {where}{message}")
+        self.message = message
         self.line = line
         self.column = column
+
+    def describe(self) -> tuple[str, dict[str, str | int]]:
+        where: dict[str, str | int] = {"path": "spec/commands.smpn"}
+        if self.line is not None:
+            where["line"] = self.line
+        if self.column is not None:
+            where["column"] = self.column
+        return self.message, where
 
 
 class WireError(SmprefError):
@@ -80,6 +95,14 @@ class WireError(SmprefError):
         if self.offset is not None:
             where.append(f"byte {self.offset}")
         return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+    def describe(self) -> tuple[str, dict[str, str | int]]:
+        where: dict[str, str | int] = {}
+        if self.path:
+            where["field"] = self.path
+        if self.offset is not None:
+            where["offset"] = self.offset
+        return self.reason, where
 
     def within(self, name: str) -> WireError:
         """Prefix ``name`` to the field path (used while the error unwinds) and return self."""
@@ -175,6 +198,9 @@ class UriSyntaxError(SmprefError):
         self.what = what
         super().__init__(f"{kind}: column {column}: {what}")
 
+    def describe(self) -> tuple[str, dict[str, str | int]]:
+        return f"not a valid {self.kind}: {self.what}", {"column": self.column}
+
 
 class StoreError(SmprefError):
     """The journal store cannot read or write a file (STORE-11, STORE-12).
@@ -193,6 +219,17 @@ class StoreError(SmprefError):
         self.reason = reason
         where = f"{path}:{line}" if line is not None else path
         super().__init__(f"{where}: {reason}")
+
+    def describe(self) -> tuple[str, dict[str, str | int]]:
+        where: dict[str, str | int] = {"path": self.path}
+        if self.line is not None:
+            where["line"] = self.line
+        return self.reason, where
+
+
+class StoreReadOnlyError(StoreError):
+    """Opening the store read-only met something that would have to be written (a recovery,
+    a compaction); ``smpref store check --repair`` does it."""
 
 
 class StoreCorruptError(StoreError):
@@ -285,6 +322,43 @@ class VectorError(SmprefError):
     """A vector file, the manifest or its signature failed verification (names the file)."""
 
 
+class NotVectorsError(VectorError):
+    """A folder given as the vectors holds no vector manifest: bad input, not a failed check."""
+
+
+class UsageError(SmprefError):
+    """A command-line argument or option is not usable: a path, a host, a key, a password.
+    ``path`` names the file or folder when there is one."""
+
+    def __init__(self, what: str, *, path: str | None = None, option: str | None = None
+                 ) -> None:
+        super().__init__(what)
+        self.what = what
+        self.path = path
+        self.option = option
+
+    def describe(self) -> tuple[str, dict[str, str | int]]:
+        where: dict[str, str | int] = {}
+        if self.option:
+            where["option"] = self.option
+        if self.path:
+            where["path"] = self.path
+        return self.what, where
+
+
+class StoreLockedError(SmprefError):
+    """Another process holds the store's lock; ``pid`` names it."""
+
+    def __init__(self, root: str, pid: int | None) -> None:
+        holder = f"process {pid}" if pid else "another process"
+        super().__init__(f"the store is in use by {holder}")
+        self.root = root
+        self.pid = pid
+
+    def describe(self) -> tuple[str, dict[str, str | int]]:
+        return str(self), {"path": self.root}
+
+
 class VectorCheckError(SmprefError):
     """A vector does not hold under the independent path."""
 
@@ -332,3 +406,11 @@ class Info(CaseVerdict):
 class StoresDisagreeError(SmprefError, AssertionError):
     """The journal store and the memory store led the model to different outputs or states
     (the differential harness; an AssertionError, so Hypothesis shrinks it)."""
+
+
+def shown(data: bytes) -> str:
+    """Bytes as an error message shows them: ``'PING'`` when they are printable ASCII, else
+    their hex with ``(hex)`` (never Python's ``b'...'``)."""
+    if data and all(0x21 <= b < 0x7F for b in data):
+        return "'" + data.decode("ascii") + "'"
+    return f"{data.hex()} (hex)" if data else "nothing"

@@ -66,15 +66,22 @@ def test_wire_block_decode() -> None:
 
 
 BAD_INPUT = [
-    (("link", "parse", "https://smp8.simplex.im/a#" + KEY), r"column 25: .*deployed"),
-    (("link", "parse", "nonsense"), r"column 1"),
-    (("uri", "parse", "smp://x@"), r"column \d+"),
+    (("link", "parse", "https://smp8.simplex.im/a#" + KEY), r"deployed.*\(column 25\)$"),
+    (("link", "parse", "nonsense"), r"\(column 1\)$"),
+    (("link", "parse", "http://a.org/c#/" + KEY), r"the scheme 'http://' .*\(column 1\)$"),
+    (("uri", "parse", "smp://x@"), r"\(column \d+\)$"),
+    (("uri", "parse", "HTTPS://x@y"), r"'HTTPS://' is not accepted here"),
     (("wire", "decode", "zz"), r"not hex"),
-    (("wire", "decode", "0018"), r"field transmission.corr_id, byte 1"),
+    (("wire", "decode", "abc"), r"^error: not hex: an odd number of hex digits \(3\)"),
+    (("wire", "decode", "0018"), r"\(field transmission.corrId, byte 1\)$"),
+    (("wire", "decode", "00"), r"\(field transmission.corrId, byte 1\)$"),
     (("wire", "decode", "--as", "message", b"KEY x".hex()), r"field KEY.senderKey, byte 4"),
-    (("wire", "decode", "--as", "message", b"NOPE".hex()), r"unknown command or response"),
+    (("wire", "decode", "--as", "message", b"NOPE".hex()),
+     r"unknown command or response tag 'NOPE'"),
+    (("wire", "decode", "--as", "message", b"PING\0".hex()),
+     r"unknown command or response tag 50494e4700 \(hex\)"),
     (("wire", "decode", "--as", "block", "00"), r"block is 16384 bytes"),
-    (("wire", "encode", "{"), r"JSON: line 1, column 2"),
+    (("wire", "encode", "{"), r"not JSON: .*line 1, column 2"),
     (("wire", "encode", '{"tag": "KEY", "fields": {}}'), r"KEY needs field 'senderKey'"),
     (("wire", "encode", '{"tag": "ACK", "fields": {"msgId": "zz"}}'), r"field msgId"),
     (("wire", "decode", "--as", "nope", "00"), r"Invalid value for '--as'"),
@@ -146,3 +153,63 @@ def test_model_fuzz_reports_a_seeded_run() -> None:
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["seeds"] == 2 and summary["steps"] > 0 and summary["failedSeed"] is None
+
+
+#: the commands that ended in a traceback or a wrong exit status before issue 13, each with
+#: words its one line must hold
+REGRESSIONS = [
+    (["wire", "encode", "@/nonexistent/x.json"], "no such file (argument JSON, /nonexistent"),
+    (["wire", "encode", "@/tmp"], "is a folder, not a file (argument JSON, /tmp)"),
+    (["conform", "--json", "/nonexistent/dir/x.json", "smp://x@y"], ""),
+    (["conform", "--json", "/proc/version", "--list"], "/proc/version"),
+    (["vectors", "sign", "/nonexistent-vectors", "--key", "/proc/version"], ""),
+    (["vectors", "generate", "--out", "/proc/version/x"], "/proc/version"),
+    (["docs", "reference", "--out", "/proc/version/x"], "/proc/version"),
+    (["serve", "--store", "/proc/x"], "/proc/x"),
+    (["serve", "--host", "not..a..host", "--port", "0"], "not a host"),
+    (["uri", "parse", "HTTPS://x@y"], "HTTPS://"),
+]
+
+
+@pytest.mark.parametrize(("args", "words"), REGRESSIONS)
+def test_the_commands_that_crashed_now_end_in_one_line(args: list[str], words: str) -> None:
+    result = run(*args)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], lines
+
+
+def test_vectors_verify_on_an_empty_folder_or_a_bad_key_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = run("vectors", "verify", str(tmp_path / "empty"))
+    assert result.returncode == 2 and "MANIFEST" in result.stderr, result.stderr
+    for content in ("", "zz", "00"):
+        key = tmp_path / "key"
+        key.write_text(content)
+        result = run("vectors", "verify", str(ROOT / "vectors"), "--key", str(key))
+        assert result.returncode == 2, (content, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_conform_list_writes_the_json_it_is_given(tmp_path: Path) -> None:
+    result = run("conform", "--list", "--cases", "cred.ping.*", "--json",
+                 str(tmp_path / "cases.json"))
+    assert result.returncode == 0, result.stderr
+    listed = json.loads((tmp_path / "cases.json").read_text())
+    assert [case["id"] for case in listed] == ["cred.ping.none", "cred.ping.entity",
+                                               "cred.ping.key"]
+
+
+def test_store_check_on_a_server_folder_points_at_its_store(tmp_path: Path) -> None:
+    from smpref.store.journal import JournalStore
+    JournalStore(tmp_path / "my-server" / "store", sync=False).close()
+    result = run("store", "check", str(tmp_path / "my-server"))
+    assert result.returncode == 2
+    assert f"{tmp_path / 'my-server' / 'store'} is one" in result.stderr
+
+
+def test_version() -> None:
+    from smpref import __version__
+    result = run("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"smpref {__version__}"

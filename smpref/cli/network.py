@@ -1,8 +1,11 @@
-"""``smpref serve`` and ``smpref conform``: the commands that open sockets."""
+"""``smpref serve``, ``smpref conform``, ``smpref run`` and ``smpref demo``: the commands that
+open sockets. Every path, host and password is checked before anything is started."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -13,69 +16,133 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from smpref.cli.app import SmprefCommand
+from smpref.cli.output import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    FILE_PATH,
+    FOLDER_PATH,
+    fail,
+    input_folder,
+    output_file,
+    output_folder,
+)
+
 if TYPE_CHECKING:
     from smpref.conform.runner import Result
-
-EXIT_FAIL = 1
-EXIT_USAGE = 2
+    from smpref.serve.listener import ServeConfig
 
 
-@click.command("serve")
-@click.option("--store", "folder", type=click.Path(file_okay=False, path_type=Path),
+def _bind_host(host: str, option: str) -> str:
+    """A host to listen on or to print: a name, an IPv4 or an IPv6 address (brackets
+    optional); refused with one line when it is none of these."""
+    from smpref.text.addresses import address_host
+
+    try:
+        address_host(host)
+    except ValueError as exc:
+        fail(f"not a host: {exc}", option=option)
+    return host.strip("[]")
+
+
+@click.command("serve", cls=SmprefCommand)
+@click.option("--store", "folder", type=FOLDER_PATH,
               default=Path("smpref-server"), show_default=True,
               help="Server folder: credentials/ (made at first start) and store/ (journal).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to bind: a name, an IPv4 or an IPv6 address.")
 @click.option("--port", type=click.IntRange(0, 65535), default=5223, show_default=True,
               help="Port to bind (0: any free port).")
-@click.option("--max-connections", type=click.IntRange(min=1), default=1024, show_default=True)
+@click.option("--advertise", default=None, metavar="HOST",
+              help="Host name to put in the printed address and the server pages, when clients "
+                   "reach the server by another name than --host (behind NAT or a proxy).")
+@click.option("--max-connections", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Connections served at once; one more is closed right after TLS.")
 @click.option("--sweep-interval", type=click.FloatRange(min=0.1), default=60.0,
               show_default=True, help="Seconds between retention sweep slices (RET-7).")
+@click.option("--drain-timeout", type=click.FloatRange(min=0.1), default=10.0,
+              show_default=True,
+              help="Seconds a stop waits for answers to reach the clients; the store's last "
+                   "commit then gets twice as long before the process gives up on it.")
 @click.option("--no-pages", is_flag=True, help="Do not serve short-link pages over http/1.1.")
 @click.option("--password", default=None, metavar="TEXT",
-              help="Server password NEW must carry (basicAuth, CMD-10); it goes in the address.")
+              help="Server password NEW must carry (basicAuth, CMD-10); it goes in the address, "
+                   "so it holds printable ASCII other than space, '@', ':' and '/' (URI-3).")
 @click.option("--no-sync", is_flag=True,
               help="Do not fsync commits (benchmarks only: an OK is then not durable).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True, help="Events are JSON lines on stderr.")
-def serve(folder: Path, host: str, port: int,  # noqa: PLR0917 - click passes options
-          max_connections: int, sweep_interval: float,
-          no_pages: bool, password: str | None, no_sync: bool, log_level: str) -> None:
+def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PLR0917
+          max_connections: int, sweep_interval: float, drain_timeout: float, no_pages: bool,
+          password: str | None, no_sync: bool, log_level: str) -> None:
     """Run an SMP server over TLS: the reference model over the journal store.
 
-    Prints the server's address (smp://<keyHash>@host:port) on stdout once it listens. SIGTERM
-    or SIGINT drains the connections and closes the store cleanly.
+    Prints the server's address (smp://<keyHash>@host:port) on stdout once it listens.
+    SIGTERM or SIGINT drains the connections and closes the store; a second one during that
+    ends the process at once. The store is locked while the server runs: a second server or
+    'store check' on it is refused. Exit status 1 when the server could not stop cleanly.
     """
-    from smpref.errors import SmprefError
+    from smpref.errors import InvalidValueError
     from smpref.model.config import ServerConfig
     from smpref.serve import events
-    from smpref.serve.listener import ServeConfig, SmpServer
+    from smpref.serve.listener import ServeConfig
+    from smpref.text.addresses import check_basic_auth
 
-    events.configure(log_level)
-    config = ServeConfig(host=host, port=port, max_connections=max_connections,
-                         sweep_interval=sweep_interval, pages=not no_pages,
-                         store_sync=not no_sync,
-                         model=ServerConfig(basic_auth=password.encode() if password else None))
-
-    async def main() -> None:
-        server = SmpServer(folder, config)
+    bind = _bind_host(host, "--host")
+    if advertise is not None:
+        _bind_host(advertise, "--advertise")
+    if password is not None:
         try:
-            await server.start()
-        except OSError as exc:
-            server.store.close()
-            click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
-            sys.exit(EXIT_USAGE)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):  # before the address: a reader may stop us
-            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(server.stop()))
-        click.echo(server.address)
+            check_basic_auth(password)
+        except InvalidValueError as exc:
+            fail(str(exc), option="--password")
+    output_folder(folder, "--store")
+    events.configure(log_level)
+    config = ServeConfig(host=bind, port=port, advertise=advertise,
+                         max_connections=max_connections, sweep_interval=sweep_interval,
+                         drain_timeout=drain_timeout,
+                         pages=not no_pages, store_sync=not no_sync,
+                         model=ServerConfig(basic_auth=password.encode() if password else None))
+    code = asyncio.run(_serve(folder, config))
+    if code == EXIT_FAILED:
+        # A stop that failed may have left a thread stuck in the disk; the interpreter's exit
+        # would wait for it forever. Whatever could be written is written: end here.
         sys.stdout.flush()
-        await server.stopped.wait()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
+
+async def _serve(folder: Path, config: ServeConfig) -> int:
+    """Start, print the address, wait for a signal, stop; the exit status."""
+    from smpref.serve.listener import SmpServer
+
+    server = SmpServer(folder, config)
     try:
-        asyncio.run(main())
-    except SmprefError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        await server.start()
+    except OSError as exc:
+        server.close_store()
+        click.echo(f"error: cannot listen on {config.host}:{config.port}: "
+                   f"{exc.strerror or exc}", err=True)
+        return EXIT_BAD_INPUT
+    loop = asyncio.get_running_loop()
+    signals = 0
+    stopping: list[asyncio.Task[None]] = []
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            stopping.append(asyncio.create_task(server.stop()))
+        else:  # a second signal while stopping: end at once
+            os._exit(EXIT_FAILED)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):  # before the address: a reader may stop us
+        loop.add_signal_handler(sig, on_signal)
+    click.echo(server.address)
+    sys.stdout.flush()
+    await server.stopped.wait()
+    return EXIT_FAILED if server.stop_failures else 0
 
 
 def _progress_printer(console: Console, enabled: bool) -> Callable[[Result, int, int], None]:
@@ -87,14 +154,14 @@ def _progress_printer(console: Console, enabled: bool) -> Callable[[Result, int,
     return show
 
 
-@click.command("conform")
+@click.command("conform", cls=SmprefCommand)
 @click.argument("address", required=False)
 @click.option("--cases", "include", multiple=True, metavar="GLOB",
               help="Run only cases whose ID matches (repeatable), e.g. 'cred.*'.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out matching cases.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the report as JSON.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--json", "json_path", type=FILE_PATH,
+              help="Write the report as JSON (with --list: the list of cases).")
+@click.option("--junit", "junit_path", type=FILE_PATH,
               help="Write the report as JUnit XML.")
 @click.option("--timeout", type=click.FloatRange(min=0.5), default=10.0, show_default=True,
               help="Seconds to wait for any one answer.")
@@ -107,33 +174,35 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     """Check an SMP server case by case (without ADDRESS: an embedded server).
 
     Exit status: 0 when no case fails, 1 when any fails, 2 on a usage or connection error.
+    The report files are checked before any case runs.
     """
     from smpref.conform import runner
-    from smpref.errors import ConnectError, UriSyntaxError
     from smpref.spec.requirements import requirement_text
     from smpref.text.addresses import parse_server_address
 
     if address is not None:
-        try:
-            parse_server_address(address)
-        except UriSyntaxError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(EXIT_USAGE)
+        parse_server_address(address)
+    if json_path is not None:
+        output_file(json_path, "--json")
+    if junit_path is not None:
+        if list_only:
+            fail("--list writes no JUnit report", option="--junit")
+        output_file(junit_path, "--junit")
     cases = runner.select(list(include), list(exclude))
     if not cases:
-        click.echo("error: no case matches --cases/--exclude", err=True)
-        sys.exit(EXIT_USAGE)
+        fail("no case matches --cases/--exclude")
     if list_only:
         for case in cases:
             click.echo(f"{case.id}\t{case.needs}\t{','.join(case.requirements)}\t{case.title}")
+        if json_path is not None:
+            json_path.write_text(json.dumps([
+                {"id": c.id, "title": c.title, "needs": c.needs,
+                 "requirements": list(c.requirements)} for c in cases], indent=2) + "\n",
+                encoding="utf-8")
         return
     err = Console(stderr=True)
-    try:
-        report = asyncio.run(runner.run(address, cases, timeout=timeout,
-                                        progress=_progress_printer(err, not quiet)))
-    except ConnectError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+    report = asyncio.run(runner.run(address, cases, timeout=timeout,
+                                    progress=_progress_printer(err, not quiet)))
     out = Console(width=120)
     table = Table(title=f"smpref conform {report.address}", show_lines=False)
     for column in ("case", "needs", "requirements", "verdict", "detail"):
@@ -160,5 +229,32 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
         runner.write_json(report, json_path)
     if junit_path:
         runner.write_junit(report, junit_path)
-    sys.exit(EXIT_FAIL if report.failed else 0)
+    sys.exit(EXIT_FAILED if report.failed else 0)
 
+
+@click.command("run", cls=SmprefCommand)
+@click.option("--reports", type=FOLDER_PATH, default=Path("reports"),
+              show_default=True, help="Folder for conform.json and conform.junit.xml.")
+@click.option("--vectors", "vectors_dir", type=FOLDER_PATH, default=None,
+              help="The signed vectors to verify (default: ./vectors if it holds a manifest, "
+                   "else the vectors installed with smpref).")
+def run_command(reports: Path, vectors_dir: Path | None) -> None:
+    """The main job: embedded server, the whole conformance suite, the signed vectors."""
+    from smpref.cli.main_job import run_main_job
+    from smpref.cli.vector_commands import default_vectors
+
+    folder = output_folder(reports, "--reports")
+    vectors = input_folder(vectors_dir, "--vectors") if vectors_dir is not None else \
+        default_vectors()
+    sys.exit(run_main_job(folder, vectors))
+
+
+@click.command(cls=SmprefCommand)
+def demo() -> None:
+    """A tour on fixed inputs: parse a link and an address, run a queue through the model."""
+    from smpref.cli.demo import run_demo
+
+    run_demo()
+
+
+COMMANDS = (serve, conform, run_command, demo)
