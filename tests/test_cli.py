@@ -113,34 +113,6 @@ def test_every_command_has_help() -> None:
         assert result.returncode == 0 and "Usage:" in result.stdout, args
 
 
-def test_readme_commands_run(tmp_path: Path) -> None:
-    """Every `smpref ...` line in the README's shell blocks runs and exits 0.
-
-    ``smpref serve`` runs until stopped: it is started on a free port in a temporary folder,
-    must print its address, and must exit 0 on SIGTERM.
-    """
-    readme = (ROOT / "README.md").read_text()
-    blocks = "\n".join(re.findall(r"^```sh\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL))
-    commands = re.findall(r"^smpref (.+)$", blocks, flags=re.MULTILINE)
-    assert len(commands) >= 5
-    (tmp_path / "vectors").symlink_to(ROOT / "vectors")  # commands name it relative to the root
-    for line in commands:
-        args = [a.strip("'") for a in re.findall(r"'[^']*'|\S+", line)]
-        if args[0] == "serve":
-            args[args.index("--port") + 1] = "0"
-            args[args.index("--store") + 1] = str(tmp_path / "server")
-            with subprocess.Popen([str(SMPREF), *args], stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, cwd=tmp_path) as server:
-                assert server.stdout is not None
-                assert server.stdout.readline().startswith(b"smp://"), line
-                server.terminate()
-                assert server.wait(30) == 0, line
-            continue
-        result = subprocess.run([str(SMPREF), *args], capture_output=True, text=True,
-                                timeout=300, check=False, cwd=tmp_path)
-        assert result.returncode == 0, (line, result.stderr)
-
-
 def test_demo_runs() -> None:
     result = run("demo")
     assert result.returncode == 0, result.stderr

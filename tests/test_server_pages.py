@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import os
-import shutil
 import ssl
 import subprocess
 from pathlib import Path
 
-import pytest
+from browser import ARTIFACTS, FLAGS, chromium
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -20,7 +18,6 @@ from servers import ServeProcess, embedded
 
 from smpref.serve.pages import respond
 
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 KEY = "abcdefghij0123456789abcdefghij0123456789abc"
 
 
@@ -64,17 +61,6 @@ def test_browsers_get_the_web_certificate_and_smp_clients_the_identity_chain(
         "Ed25519")
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if os.environ.get("SMPREF_REQUIRE_BROWSER") or os.environ.get("CI"):
-        pytest.fail("chromium is required in CI (.ci/run installs Debian's chromium)")
-    reason = "chromium is not installed; install Debian's chromium to run the browser test"
-    print(f"SKIP: {reason}")
-    pytest.skip(reason)
-
-
 def _spki_pin(cert_path: Path) -> str:
     cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
     spki = cert.public_key().public_bytes(serialization.Encoding.DER,
@@ -84,13 +70,11 @@ def _spki_pin(cert_path: Path) -> str:
 
 @req("SLINK-11")
 def test_chromium_opens_a_short_link_page(tmp_path: Path) -> None:
-    browser = _chromium()
+    browser = chromium()
     ARTIFACTS.mkdir(exist_ok=True)
     with ServeProcess(tmp_path / "server") as server:
         # The browser trusts exactly the server's own web certificate, by its key pin.
-        flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync",
+        flags = [browser, *FLAGS,
                  f"--ignore-certificate-errors-spki-list="
                  f"{_spki_pin(tmp_path / 'server' / 'credentials' / 'web.crt')}",
                  "--virtual-time-budget=5000"]

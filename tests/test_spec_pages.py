@@ -70,3 +70,23 @@ def test_every_divergence_states_a_choice_and_a_reason() -> None:
         div_id = title.split()[0]
         assert f"- **{div_id}**" in section, title
         assert "\n- Why: " in section, title
+
+
+def test_every_smp_wire_citation_names_a_mapped_section() -> None:
+    """'smp-wire §N' points outside the repository; deployed-sources.md must map every N that
+    the spec, the code, the docs or the grammars cite to simplexmq's files."""
+    table = (SPEC / "deployed-sources.md").read_text()
+    mapped = set(re.findall(r"^\| (\d+(?:\.\d+)?) \|", table, flags=re.MULTILINE))
+    cited: set[str] = set()
+    files = [*SPEC.glob("*.md"), *SPEC.glob("*.smpn"), *(ROOT / "smpref").rglob("*.py"),
+             *(ROOT / "docs").glob("*.md"), *(ROOT / "grammar").glob("*.lark")]
+    for path in files:
+        for group in re.findall(r"smp-wire((?:,? (?:and )?§[\d.\-]+)+)", path.read_text()):
+            for section in re.findall(r"§([\d.]+)(?:-([\d.]+))?", group):
+                cited.update(s.rstrip(".") for s in section if s)
+    assert mapped >= {"1.1", "2.4", "3.6"}
+    # A range such as 3.2-3.4 cites both ends; "2-3" cites whole chapters, mapped by their parts.
+    whole = {c for c in cited if "." not in c}
+    missing = {c for c in cited - whole if c not in mapped}
+    assert missing == set(), sorted(missing)
+    assert all(any(m.split(".")[0] == c for m in mapped) for c in whole), sorted(whole)

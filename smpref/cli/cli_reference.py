@@ -3,6 +3,8 @@ page cannot drift from the command (``smpref docs cli``)."""
 
 from __future__ import annotations
 
+import enum
+
 import click
 
 _INTRO = """# Command line
@@ -18,7 +20,7 @@ path and byte offset for binary data, the file for paths. With `--json` the erro
 standard output as one JSON object, `{"error": ..., "column": ...}`, with the location fields
 the error has (`option`, `path`, `field`, `offset`, `column`, `line`). No subcommand prints a
 traceback. The JSON field names of each command's output are described in
-[JSON forms](json.md).
+[JSON forms](../json.md).
 """
 
 
@@ -31,10 +33,15 @@ def _type(param: click.Parameter) -> str:
     return kind.name.lower()
 
 
-def _default(param: click.Parameter) -> str:
-    if not isinstance(param, click.Option) or param.is_flag or param.default is None:
+def _default(param: click.Parameter, ctx: click.Context) -> str:
+    # click 8.3 reports "no default" as an enum member named UNSET, not as None.
+    if not isinstance(param, click.Option) or param.is_flag:
         return ""
-    return f"`{param.default}`"
+    value = param.get_default(ctx, call=True)
+    unset = isinstance(value, enum.Enum) and value.name == "UNSET"
+    if value is None or unset or value in ((), []):
+        return ""
+    return f"`{value}`"
 
 
 def _help(command: click.Command) -> str:
@@ -55,8 +62,8 @@ def _section(command: click.Command, path: str, ctx: click.Context) -> list[str]
                 what = (param.help or "").replace("|", "\\|")
             else:
                 name = f"`{(param.human_readable_name or '').upper()}`"
-                what = "argument"
-            lines.append(f"| {name} | {_type(param)} | {_default(param)} | {what} |")
+                what = "required argument" if param.required else "optional argument"
+            lines.append(f"| {name} | {_type(param)} | {_default(param, ctx)} | {what} |")
         lines.append("")
     return lines
 

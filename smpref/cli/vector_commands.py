@@ -33,7 +33,8 @@ def default_vectors() -> Path:
 
 @click.group(cls=SmprefGroup)
 def vectors() -> None:
-    """Signed test vectors: generate, sign, verify (docs: vectors/index.md)."""
+    """Signed test vectors: generate, sign, verify (see vectors/README.md, or the docs' Test
+    vectors pages)."""
 
 
 @vectors.command("generate")
@@ -88,6 +89,24 @@ def vectors_verify(directory: Path | None, key_file: Path | None, as_json: bool)
     emit({"folder": str(folder), "files": [
         {"path": r.path, "tests": r.tests, "confirmed": r.confirmed} for r in reports],
         "ok": True}, as_json)
+
+
+@vectors.command("copy")
+@click.argument("out", type=FOLDER_PATH)
+def vectors_copy(out: Path) -> None:
+    """Copy the signed vectors installed with smpref into OUT (created if missing), for a
+    program in another language to read; prints each file written."""
+    import shutil
+
+    from smpref.vectors.corpus import packaged_vectors
+
+    source = packaged_vectors()
+    target = output_folder(out, "OUT")
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        destination = target / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, destination)
+        click.echo(destination)
 
 
 COMMANDS = (vectors,)

@@ -106,7 +106,7 @@ class ShortLink:
         return text + ("?" + "&".join(params) if params else "")
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON form printed by ``smpref link parse --json`` (docs/cli.md)."""
+        """The JSON form printed by ``smpref link parse --json`` (docs/json.md)."""
         return {
             "type": self.link_type.name.lower(),
             "hosts": list(self.hosts),

@@ -1,4 +1,4 @@
-"""JSON forms of transmissions, blocks and messages (used by ``smpref wire``; docs/cli.md).
+"""JSON forms of transmissions, blocks and messages (used by ``smpref wire``; docs/json.md).
 
 Binary values are lowercase hex; messages are ``{"tag": ..., "fields": {...}}`` with the
 notation's field names.

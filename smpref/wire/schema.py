@@ -308,7 +308,7 @@ def decode_message(data: bytes, *, kind: str | None = None) -> Message:
 
 
 def message_to_json(message: Message) -> Json:
-    """JSON form of a message: ``{"tag": "NEW", "fields": {...}}`` (docs/cli.md)."""
+    """JSON form of a message: ``{"tag": "NEW", "fields": {...}}`` (docs/json.md)."""
     return {"tag": message.TAG, "fields": message.CODEC.to_json(message)}
 
 

@@ -40,7 +40,7 @@ class Struct:
         return self.CODEC.encode(self)
 
     def to_json(self) -> Any:
-        """The JSON form of this value (docs/cli.md)."""
+        """The JSON form of this value (docs/json.md)."""
         return self.CODEC.to_json(self)
 
 

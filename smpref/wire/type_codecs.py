@@ -3,7 +3,7 @@
 Each codec reads from a :class:`~smpref.wire.buffer.Reader`, writes to its paired
 :class:`~smpref.wire.buffer.Writer`,
 validates Python values, and converts to and from the JSON form used by the CLI
-(docs/cli.md, "JSON field naming"). Nothing here knows any particular command: the layouts
+(docs/json.md, "JSON field naming"). Nothing here knows any particular command: the layouts
 come from the definitions only.
 
 Python values:
@@ -61,7 +61,7 @@ class Codec(ABC):
 
     @abstractmethod
     def to_json(self, value: Any) -> Json:
-        """The JSON form of a value (docs/cli.md)."""
+        """The JSON form of a value (docs/json.md)."""
 
     @abstractmethod
     def from_json(self, data: Json) -> Any:

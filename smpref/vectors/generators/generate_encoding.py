@@ -17,7 +17,7 @@ SET = VectorSet(
     header=("Every command and response of spec/commands.smpn, with every optional field "
             "present and absent, and bodies that must be rejected: ERR CMD UNKNOWN for an "
             "undefined tag, ERR CMD SYNTAX otherwise (ENC-1..ENC-10). 'fields' is the JSON "
-            "form of docs/cli.md (hex bytes, keys as algorithm and raw key).",),
+            "form of docs/json.md (hex bytes, keys as algorithm and raw key).",),
     test_fields={"tag": "string", "fields": "object", "encoded": "hex", "error": "string"},
     optional=frozenset({"tag", "fields", "error"}),
     notes={"AllFields": "every Maybe present", "NoOptional": "every Maybe absent",

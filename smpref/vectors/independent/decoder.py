@@ -3,7 +3,7 @@
 It shares nothing with smpref.wire: the layouts below were transcribed from the command
 reference and smp-wire §3.6-3.9, so that the encoding vectors are confirmed by a second reading
 of the spec rather than by the codec tables that produced them. It returns the JSON form of
-docs/cli.md, or raises :class:`MalformedError` with ``unknown`` set for an undefined tag.
+docs/json.md, or raises :class:`MalformedError` with ``unknown`` set for an undefined tag.
 """
 
 from __future__ import annotations

@@ -1,0 +1,3 @@
+module example.org/smpref-vectors
+
+go 1.19
