@@ -83,6 +83,7 @@ def main() -> None:
 
 def _register() -> None:
     from smpref.cli import (
+        campaign_commands,
         doc_commands,
         model_commands,
         network,
@@ -92,7 +93,7 @@ def _register() -> None:
     )
 
     for module in (text_commands, wire_commands, vector_commands, model_commands,
-                   doc_commands, network):
+                   doc_commands, network, campaign_commands):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -1,9 +1,10 @@
-"""The main job (``make run`` / ``smpref run``): serve, conform, verify, summarise.
+"""The main job (``make run`` / ``smpref run``): serve, conform, campaign, verify, summarise.
 
 It starts the embedded server on loopback over a temporary journal store, runs every
-conformance case against it over TLS, writes the JSON and JUnit reports, verifies the signed
+conformance case against it over TLS, writes the JSON and JUnit reports, runs a short
+randomized campaign on Spark (``local[*]``) against embedded servers, verifies the signed
 test vectors along their independent path, and prints a short summary. It exits 1 if a case
-fails or the vectors do not verify.
+or a campaign run fails, or the vectors do not verify.
 """
 
 from __future__ import annotations
@@ -19,8 +20,14 @@ from smpref.errors import VectorError
 from smpref.vectors.corpus import PUBLISHED_PUBLIC_KEY, verify
 
 
+#: the main job's campaign: small enough to finish in well under a minute on two cores
+CAMPAIGN_RUNS, CAMPAIGN_STEPS = 200, 30
+
+
 def run_main_job(reports: Path, vectors: Path, console: Console | None = None) -> int:
     """Run the job; return the exit status."""
+    from smpref.campaign.spark_job import CampaignConfig, run_campaign
+
     console = console or Console(highlight=False)
     reports.mkdir(parents=True, exist_ok=True)
     cases = runner.select()
@@ -30,6 +37,11 @@ def run_main_job(reports: Path, vectors: Path, console: Console | None = None) -
     runner.write_json(report, json_path)
     runner.write_junit(report, junit_path)
     counts = report.counts()
+    console.print(f"campaign: {CAMPAIGN_RUNS} random programs against embedded servers on "
+                  "Spark (local[*]) ...")
+    campaign = run_campaign(CampaignConfig(
+        runs=CAMPAIGN_RUNS, first_seed=0, target="embedded", steps=CAMPAIGN_STEPS,
+        master="local[*]", out=reports / "campaign"))
     try:
         files = verify(vectors, PUBLISHED_PUBLIC_KEY)
         vector_line = (f"{sum(f.tests for f in files)} vectors in {len(files)} files: signature, "
@@ -44,11 +56,16 @@ def run_main_job(reports: Path, vectors: Path, console: Console | None = None) -
         f"journal store in a temporary folder",
         f"conformance {len(report.results)} cases: {counts['pass']} pass, {counts['fail']} fail, "
         f"{counts['skip']} skip, {counts['info']} info in {report.seconds:.1f} s",
-        f"reports     {json_path}  {junit_path}",
+        f"campaign    {campaign['runs']} programs, {campaign['steps']} steps against embedded "
+        f"servers, the model as oracle: {campaign['failedRuns']} failed, "
+        f"{len(campaign['distinctFailures'])} distinct, in {campaign['seconds']} s",
+        f"reports     {json_path}  {junit_path}  {reports / 'campaign'}",
         f"vectors     {vectors}: {vector_line}",
     ]
     lines += [f"FAIL        {r.case.id}: {r.message}" for r in failed]
-    ok = not failed and vectors_ok
-    console.print(Panel.fit("\n".join(lines), title="smpref: serve, conform, verify",
+    lines += [f"FAIL        campaign {f['signature']}: {f['message']} ({f['replay']})"
+              for f in campaign["distinctFailures"]]
+    ok = not failed and vectors_ok and not campaign["failedRuns"]
+    console.print(Panel.fit("\n".join(lines), title="smpref: serve, conform, campaign, verify",
                             border_style="green" if ok else "red"))
     return 0 if ok else 1

@@ -1,0 +1,10 @@
+"""Randomized conformance campaigns: seeded random programs run against a target, with the
+reference model as the oracle, fanned out over Spark executors (``smpref campaign``).
+
+- :mod:`smpref.campaign.run_records`: one run as plain data (a row of the runs table).
+- :mod:`smpref.campaign.signatures`: the stable signature of a failure.
+- :mod:`smpref.campaign.targets`: the registry of targets; :mod:`.machine_targets` adds the
+  model's state machine over the memory store and the journal-against-memory differential.
+- :mod:`smpref.campaign.spark_job`: the Spark job that writes runs, failures and coverage as
+  Parquet, and :mod:`smpref.campaign.reports` the summary and the human report.
+"""

@@ -1,0 +1,402 @@
+"""Live targets: seeded random programs against a real SMP server over TLS, with the reference
+model (in-process, over the loopback) predicting every answer.
+
+- ``server``: any server at an ``smp://`` address. Each program creates and uses only its own
+  queues, so programs are independent and many can run at once against one server.
+- ``embedded``: a fresh ``smpref serve`` (in-process, on loopback, in a temporary store) per
+  Spark partition.
+
+A program is a list of steps over two connections (a queue owner and a sender) and up to three
+queue handles. The server chooses IDs, keys and nonces; each side binds them to the handle when
+its ``IDS`` arrives, and messages are opened by each side's own owner keys, so the verdict
+compares meaning (a tag, an error, a message body), never random bytes. Receiving is by
+``GET``, so no answer depends on the timing of pushed events, and nothing depends on the
+server's clock: expiry and retention are left to the ``model`` target, whose clock the campaign
+controls.
+
+Against a deployed-only server (no seed extensions) a program uses only the operations whose
+answers the seed and deployed SMP share: NEW, KEY, SEND, a wrong ACK, DEL and PING. Receiving
+is left out there, because the seed's queue keeps an encrypted ratchet record ahead of the
+first message (QENC-1) and deployed message bodies are laid out differently, so the model's
+answers to GET, ACK and OFF are not a deployed server's.
+
+A divergence is shrunk by deleting steps (delta debugging, as ClusterFuzz minimizes) while the
+same signature still appears, and reported with the minimal program, the exchange on both sides
+and the requirement IDs the model reported for the diverging step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from smpref.campaign.run_records import FAIL, PASS, RunRecord
+from smpref.campaign.signatures import signature
+from smpref.campaign.targets import TargetSpec, executor_name, register
+from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply
+from smpref.crypto.randomness import SeededRandom
+from smpref.errors import ClientError, CryptoError, SmprefError
+from smpref.model.config import ServerConfig
+from smpref.testing.loopback import Loopback
+from smpref.text.addresses import parse_server_address
+from smpref.wire.messages import (
+    ACK,
+    COUNT,
+    DEL,
+    GET,
+    IDS,
+    KEY,
+    MSG,
+    NEW,
+    OFF,
+    PING,
+    SEND,
+    ConnectionMode,
+    MsgFlags,
+    QueueRequest,
+    SubscriptionMode,
+)
+from smpref.wire.structs import Command
+
+QUEUES = 3
+#: operations and their weights; ``off`` only against servers with the seed extensions
+OPERATIONS = {"new": 3, "key": 2, "send": 5, "send_unsigned": 1, "get": 4, "ack": 3,
+              "ack_wrong": 1, "off": 1, "del": 1, "ping": 1}
+#: operations left out against a deployed-only server (module docstring)
+SEED_ONLY = {"get", "ack", "off"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One abstract step: an operation on a queue handle."""
+
+    op: str
+    queue: int
+
+    def text(self) -> str:
+        return f"{self.op} q{self.queue}" if self.op != "ping" else "ping"
+
+
+def program(seed: int, steps: int, extended: bool) -> list[Step]:
+    """The program of ``seed``: the same on every executor (a private PRNG, no globals)."""
+    rng = random.Random(seed)
+    ops = [op for op in OPERATIONS if extended or op not in SEED_ONLY]
+    weights = [OPERATIONS[op] for op in ops]
+    drawn = [Step(op, rng.randrange(QUEUES)) for op in rng.choices(ops, weights, k=steps)]
+    return [Step("new", 0), *drawn]  # every program has a queue to work on
+
+
+@dataclass
+class Handle:
+    """One side's binding of a queue handle: the owner's keys and the IDs its server chose."""
+
+    owner: OwnedQueue
+    sender_key: AuthKeyPair | None = None
+    delivered: bytes | None = None
+    deleted: bool = False
+
+
+class Side:
+    """One side of the comparison: it runs steps and says what each answer meant."""
+
+    extended = True
+
+    def request(self, connection: int, command: Command, entity: bytes,
+                key: AuthKeyPair | None) -> Reply:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the side's connections."""
+
+
+class ModelSide(Side):
+    """The oracle: the reference model over the loopback, through the wire format."""
+
+    def __init__(self, seed: int) -> None:
+        self.loopback = Loopback(seed, ServerConfig())
+        self.connections = [self.loopback.connect(), self.loopback.connect()]
+        self.reached: list[tuple[str, ...]] = []
+        self.loopback.server.observer = lambda _name, reqs: self.reached.append(reqs)
+
+    def request(self, connection: int, command: Command, entity: bytes,
+                key: AuthKeyPair | None) -> Reply:
+        return self.connections[connection].send(command, entity, key)[0]
+
+
+class LiveSide(Side):
+    """The server under test, over TLS, driven from a private event loop."""
+
+    def __init__(self, address: str, timeout: float) -> None:
+        from smpref.client.connection import SmpClient
+
+        self.timeout = timeout
+        self.loop = asyncio.new_event_loop()
+        try:
+            self.clients = [self.loop.run_until_complete(SmpClient.connect(address,
+                                                                            timeout=timeout))
+                            for _ in range(2)]
+        except BaseException:
+            self.loop.close()
+            raise
+        self.extended = self.clients[0].extended
+
+    def request(self, connection: int, command: Command, entity: bytes,
+                key: AuthKeyPair | None) -> Reply:
+        client = self.clients[connection]
+        return self.loop.run_until_complete(client.request(command, entity, key,
+                                                           timeout=self.timeout))
+
+    def close(self) -> None:
+        for client in self.clients:
+            self.loop.run_until_complete(client.close())
+        self.loop.close()
+
+
+def meaning(reply: Reply, handle: Handle | None) -> str:
+    """What an answer means, without random bytes: a tag, an error, or an opened body."""
+    if reply.tag == "ERR":
+        return f"ERR {reply.error}"
+    if reply.tag == "MSG" and handle is not None:
+        msg = reply.expect(MSG)
+        try:
+            _, received, _ = handle.owner.open_message(msg)
+        except CryptoError as exc:
+            return f"MSG that does not open ({exc})"
+        return f"MSG {received.kind.name} {received.body!r}"
+    if reply.tag == "COUNT":
+        return f"COUNT {reply.expect(COUNT).remaining}"
+    return reply.tag
+
+
+class Runner:
+    """Runs one program on one side, step by step, keeping that side's handle bindings."""
+
+    def __init__(self, side: Side, seed: int, password: bytes | None) -> None:
+        self.side = side
+        self.random = SeededRandom(b"campaign" + seed.to_bytes(8, "big"))
+        self.handles: dict[int, Handle] = {}
+        self.password = password
+        self.counter = 0
+
+    def step(self, step: Step) -> str:
+        handle = self.handles.get(step.queue)
+        if step.op == "ping":
+            return meaning(self.side.request(1, PING(), b"", None), None)
+        if step.op == "new":
+            if handle is not None and not handle.deleted:
+                return "skip (exists)"
+            owner = OwnedQueue(AuthKeyPair.ed25519(self.random), DhKeyPair.generate(self.random))
+            command = NEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
+                          basic_auth=self.password, sub_mode=SubscriptionMode.OnlyCreate,
+                          queue_request=QueueRequest(conn_mode=ConnectionMode.Invitation,
+                                                     queue_link=None), ntf_request=None)
+            reply = self.side.request(0, command, b"", owner.auth_key)
+            if reply.tag == "IDS":
+                owner.created(reply.expect(IDS))
+                self.handles[step.queue] = Handle(owner)
+            return meaning(reply, None)
+        if handle is None:
+            return "skip (no queue)"
+        owner = handle.owner
+        if step.op == "key":
+            key = AuthKeyPair.ed25519(self.random)
+            reply = self.side.request(0, KEY(sender_key=key.public), owner.recipient_id,
+                                      owner.auth_key)
+            if reply.tag == "OK":
+                handle.sender_key = key
+            return meaning(reply, handle)
+        if step.op in ("send", "send_unsigned"):
+            self.counter += 1
+            body = b"message %d" % self.counter
+            signer = handle.sender_key if step.op == "send" else None
+            return meaning(self.side.request(1, SEND(flags=MsgFlags(notification=False),
+                                                     body=body), owner.sender_id, signer), handle)
+        if step.op == "get":
+            reply = self.side.request(0, GET(), owner.recipient_id, owner.auth_key)
+            if reply.tag == "MSG":
+                handle.delivered = reply.expect(MSG).msg_id
+            return meaning(reply, handle)
+        if step.op in ("ack", "ack_wrong"):
+            msg_id = handle.delivered or b""
+            if step.op == "ack_wrong":
+                msg_id = bytes(24)
+            reply = self.side.request(0, ACK(msg_id=msg_id), owner.recipient_id, owner.auth_key)
+            if step.op == "ack" and reply.tag in ("OK", "MSG"):
+                handle.delivered = reply.expect(MSG).msg_id if reply.tag == "MSG" else None
+            return meaning(reply, handle)
+        if step.op == "off":
+            return meaning(self.side.request(0, OFF(), owner.recipient_id, owner.auth_key),
+                           handle)
+        if step.op == "del":
+            reply = self.side.request(0, DEL(), owner.recipient_id, owner.auth_key)
+            if reply.tag == "OK":
+                handle.deleted = True
+            return meaning(reply, handle)
+        raise AssertionError(f"unknown operation {step.op}")
+
+
+@dataclass
+class Divergence:
+    """Where the server's answer differed from the model's."""
+
+    index: int
+    step: Step
+    expected: str
+    got: str
+    requirements: tuple[str, ...]
+    exchange: list[str] = field(default_factory=list)
+
+    def signature(self, target: str) -> str:
+        # The command (send and send_unsigned are both SEND) and the tags of the two answers:
+        # bodies and counters differ between seeds, the kind of divergence does not.
+        command = self.step.op.split("_")[0]
+        return signature(target, command, " ".join(self.expected.split(" ")[:2]),
+                         " ".join(self.got.split(" ")[:2]))
+
+
+def compare(steps: list[Step], seed: int, live: Callable[[], Side],
+            password: bytes | None) -> Divergence | None:
+    """Run ``steps`` on the model and on a fresh live side; the first divergence, or None."""
+    model = ModelSide(seed)
+    server = live()
+    try:
+        expected, got = Runner(model, seed, None), Runner(server, seed, password)
+        exchange: list[str] = []
+        for index, step in enumerate(steps):
+            before = len(model.reached)
+            want = expected.step(step)
+            have = got.step(step)
+            exchange.append(f"{step.text()}: model {want} | server {have}")
+            if want != have:
+                requirements = tuple(sorted({r for reqs in model.reached[before:] for r in reqs}))
+                return Divergence(index, step, want, have, requirements, exchange)
+        return None
+    finally:
+        server.close()
+
+
+def shrink(steps: list[Step], seed: int, live: Callable[[], Side],  # noqa: PLR0917
+           password: bytes | None,
+           target: str, found: Divergence, budget: int = 60
+           ) -> tuple[list[Step], Divergence]:
+    """Delete chunks of steps while the same signature still appears (delta debugging)."""
+    wanted = found.signature(target)
+    current, best = steps[: found.index + 1], found
+    chunk = max(1, len(current) // 2)
+    tries = 0
+    while chunk >= 1 and tries < budget:
+        removed = False
+        start = 0
+        while start < len(current) and tries < budget:
+            candidate = current[:start] + current[start + chunk:]
+            tries += 1
+            again = compare(candidate, seed, live, password) if candidate else None
+            if again is not None and again.signature(target) == wanted:
+                current, best, removed = candidate[: again.index + 1], again, True
+            else:
+                start += chunk
+        if not removed:
+            chunk //= 2
+    return current, best
+
+
+class LiveTarget:
+    """Programs against a live server, the model as oracle."""
+
+    def __init__(self, name: str, address: str | None, timeout: float = 10.0) -> None:
+        self.name = name
+        self.address = address
+        self.timeout = timeout
+        self.server: BackgroundServer | None = None
+
+    def open(self) -> None:
+        if self.name == "embedded":
+            self.server = BackgroundServer()
+            self.address = self.server.address
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+    def run(self, seed: int, steps: int) -> RunRecord:
+        assert self.address is not None, "open() first"
+        address = self.address
+        parsed = parse_server_address(address)
+        password = parsed.basic_auth.encode() if parsed.basic_auth else None
+        started = time.perf_counter()
+
+        def live() -> Side:
+            return LiveSide(address, self.timeout)
+
+        try:
+            probe = live()
+            extended = probe.extended
+            probe.close()
+            steps_list = program(seed, steps, extended)
+            found = compare(steps_list, seed, live, password)
+        except (ClientError, SmprefError, OSError) as exc:
+            return RunRecord(seed, self.name, 0, FAIL, time.perf_counter() - started,
+                             executor_name(), signature=signature(self.name, "connection"),
+                             message=f"the server could not be used: {exc}"[:500])
+        if found is None:
+            return RunRecord(seed, self.name, len(steps_list), PASS,
+                             time.perf_counter() - started, executor_name())
+        minimal, last = shrink(steps_list, seed, live, password, self.name, found)
+        return RunRecord(
+            seed, self.name, len(steps_list), FAIL, time.perf_counter() - started,
+            executor_name(), signature=last.signature(self.name),
+            message=f"{last.step.text()}: the model answers {last.expected}, "
+                    f"the server {last.got}"[:500],
+            program="\n".join(s.text() for s in minimal), program_steps=len(minimal),
+            failure_requirements=list(last.requirements), exchange="\n".join(last.exchange))
+
+
+class BackgroundServer:
+    """``smpref serve`` in this process: its own event loop in a thread, a temporary store."""
+
+    def __init__(self) -> None:
+        from smpref.serve.listener import ServeConfig, SmpServer
+
+        self.folder = tempfile.TemporaryDirectory(prefix="smpref-campaign-")
+        self.loop = asyncio.new_event_loop()
+        self.server = SmpServer(self.folder.name, ServeConfig(port=0, sweep_interval=3600.0,
+                                                              pages=False))
+        started = threading.Event()
+        self.thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
+        self.thread.start()
+        started.wait(60)
+        self.address = self.server.address
+
+    def _serve(self, started: threading.Event) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(self.server.start())
+        started.set()
+        self.loop.run_forever()
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(60)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(60)
+        self.loop.close()
+        self.folder.cleanup()
+
+
+def _server(address: Any) -> LiveTarget:
+    return LiveTarget("server", address)
+
+
+def _embedded(_address: Any) -> LiveTarget:
+    return LiveTarget("embedded", None)
+
+
+register(TargetSpec("server", "a live server at --address, the model predicting every answer",
+                    _server, needs_address=True))
+register(TargetSpec("embedded", "a fresh smpref serve per Spark partition, the model "
+                    "predicting every answer", _embedded))

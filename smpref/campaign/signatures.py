@@ -1,0 +1,31 @@
+"""The signature of a failure: stable across seeds and across shrinking.
+
+Like Hypothesis's ``InterestingOrigin``, it is the exception's type and the place it was raised
+(the innermost frame inside smpref or the tests), never its message, which carries random IDs
+and keys. A live target adds the command and the answer that diverged, by tag only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from pathlib import PurePath
+
+
+def origin(exc: BaseException) -> str:
+    """``Type@module/file.py:function``: the exception and the innermost frame of smpref's."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if "smpref" in PurePath(f.filename).parts
+            or "tests" in PurePath(f.filename).parts] or frames
+    where = "?"
+    if ours:
+        frame = ours[-1]
+        path = PurePath(frame.filename)
+        where = f"{'/'.join(path.parts[-2:])}:{frame.name}"
+    return f"{type(exc).__name__}@{where}"
+
+
+def signature(kind: str, *parts: str) -> str:
+    """A short stable name: the readable kind and a digest of the parts."""
+    digest = hashlib.sha256("\x00".join((kind, *parts)).encode()).hexdigest()[:12]
+    return f"{kind}#{digest}"

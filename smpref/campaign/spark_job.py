@@ -1,0 +1,197 @@
+"""The campaign as a Spark job: seeds are partitioned over tasks, each task runs its seeds
+against its own target, and the runs come back as a DataFrame written as Parquet.
+
+Tables written under ``out/`` (docs/campaign.md):
+
+- ``runs/``: one row per run (:data:`smpref.campaign.run_records.RUNS_SCHEMA`);
+- ``failures/``: one row per distinct signature, with its count, smallest seed and that seed's
+  minimal program;
+- ``coverage/``: every requirement ID of the spec with the number of runs that reached it (0
+  for those no run reached);
+- ``summary.json`` and ``report.md`` (:mod:`smpref.campaign.reports`).
+
+Executors run the driver's own interpreter (``spark.pyspark.python``), which suits ``local[*]``
+and a standalone cluster whose workers share the machine or an identical environment; for
+other clusters ``--python-archive`` ships a packed virtualenv through ``spark.archives``, as
+PySpark's "Python Package Management" documents.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from smpref.campaign.run_records import RUNS_SCHEMA
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: environment variables the driver passes on to every executor
+FORWARDED_ENV = ("SMPREF_TEST_PLANT",)
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    """What to run, where, and where to write it."""
+
+    runs: int
+    first_seed: int
+    target: str
+    steps: int
+    master: str
+    out: Path
+    address: str | None = None
+    partitions: int | None = None
+    python_archive: Path | None = None
+
+
+def run_partition(seeds: Iterable[int], target: str, address: str | None,
+                  steps: int) -> Iterator[dict[str, Any]]:
+    """Executor side: one target for the partition, one row per seed."""
+    from smpref.campaign.planted import plant_from_environment
+    from smpref.campaign.targets import build
+
+    plant_from_environment()
+    runner = build(target, address)
+    runner.open()
+    try:
+        for seed in seeds:
+            yield runner.run(seed, steps).row()
+    finally:
+        runner.close()
+
+
+def session(config: CampaignConfig) -> SparkSession:
+    """A SparkSession for the campaign's master, its executors on this interpreter."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers start as `python -m pyspark.daemon` in the driver's folder; without this a
+    # source checkout in that folder would shadow the installed package (which carries spec/).
+    os.environ["PYTHONSAFEPATH"] = "1"
+    logging = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
+    builder = (SparkSession.builder.master(config.master).appName("smpref campaign")
+               .config("spark.driver.extraJavaOptions", logging)
+               .config("spark.executor.extraJavaOptions", logging)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.python.worker.reuse", "true")
+               .config("spark.sql.shuffle.partitions", "4"))
+    if config.python_archive is not None:
+        builder = (builder.config("spark.archives", f"{config.python_archive}#environment")
+                   .config("spark.pyspark.python", "./environment/bin/python"))
+    else:
+        builder = builder.config("spark.pyspark.python", sys.executable)
+    builder = builder.config("spark.executorEnv.PYTHONSAFEPATH", "1")
+    for name in FORWARDED_ENV:
+        if name in os.environ:
+            builder = builder.config(f"spark.executorEnv.{name}", os.environ[name])
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def partitions_for(config: CampaignConfig, parallelism: int) -> int:
+    """Enough partitions to keep every core busy, few enough that each amortizes its start."""
+    if config.partitions:
+        return config.partitions
+    return max(1, min(config.runs, parallelism * 4))
+
+
+class Progress:
+    """Polls Spark's StatusTracker while the job runs and reports tasks done."""
+
+    def __init__(self, spark: SparkSession, report: Callable[[int, int, float], None]) -> None:
+        self.tracker = spark.sparkContext.statusTracker()
+        self.report = report
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.started = time.monotonic()
+
+    def _poll(self) -> None:
+        while not self.stop.wait(1.0):
+            done = total = 0
+            for stage_id in self.tracker.getActiveStageIds():
+                info = self.tracker.getStageInfo(stage_id)
+                if info is not None:
+                    done += info.numCompletedTasks
+                    total += info.numTasks
+            if total:
+                self.report(done, total, time.monotonic() - self.started)
+
+    def __enter__(self) -> Progress:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def run_campaign(config: CampaignConfig,
+                 progress: Callable[[int, int, float], None] | None = None) -> dict[str, Any]:
+    """Run the campaign and write its tables; return the summary (also in summary.json)."""
+    from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
+
+    from smpref.campaign.reports import write_reports
+    from smpref.spec.requirements import requirement_texts
+
+    spark = session(config)
+    try:
+        started = time.perf_counter()
+        sc = spark.sparkContext
+        slices = partitions_for(config, sc.defaultParallelism)
+        seeds = sc.parallelize(range(config.first_seed, config.first_seed + config.runs), slices)
+        target, address, steps = config.target, config.address, config.steps
+        rows = seeds.mapPartitions(lambda part: run_partition(part, target, address, steps))
+        out = str(config.out)
+        with Progress(spark, progress or (lambda *_: None)):
+            runs = spark.createDataFrame(rows, schema=RUNS_SCHEMA)
+            runs.write.mode("overwrite").parquet(f"{out}/runs")
+        runs = spark.read.parquet(f"{out}/runs")
+        failures = failure_table(runs)
+        failures.write.mode("overwrite").parquet(f"{out}/failures")
+        reached = (runs.select(F.explode("requirements").alias("requirement"))
+                   .groupBy("requirement").agg(F.count("*").alias("runs")))
+        every = spark.createDataFrame([(r,) for r in sorted(requirement_texts())],
+                                      "requirement STRING")
+        coverage = (every.join(reached, "requirement", "left")
+                    .fillna(0, subset=["runs"]).orderBy("requirement"))
+        coverage.write.mode("overwrite").parquet(f"{out}/coverage")
+        totals = runs.agg(F.count("*").alias("runs"), F.sum("steps").alias("steps"),
+                          F.sum(F.when(F.col("verdict") == "fail", 1).otherwise(0))
+                          .alias("failed")).first()
+        assert totals is not None
+        summary = {
+            "target": config.target, "master": config.master, "firstSeed": config.first_seed,
+            "runs": int(totals["runs"]), "steps": int(totals["steps"] or 0),
+            "failedRuns": int(totals["failed"] or 0), "partitions": slices,
+            "seconds": round(time.perf_counter() - started, 1),
+            "distinctFailures": [row.asDict() for row in failures.orderBy("seed").collect()],
+            "unreached": [row["requirement"] for row in coverage.where("runs = 0").collect()],
+            "out": out,
+        }
+        write_reports(config, summary)
+        return summary
+    finally:
+        spark.stop()
+
+
+def failure_table(runs: DataFrame) -> DataFrame:
+    """One row per signature: how many runs hit it, and the smallest seed's record."""
+    from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
+
+    first = F.min(F.struct("seed", "program", "program_steps", "message", "exchange",
+                           "failure_requirements")).alias("first")
+    return (runs.where(F.col("verdict") == "fail").groupBy("target", "signature")
+            .agg(F.count("*").alias("runs"), first)
+            .select("target", "signature", "runs", "first.seed", "first.program",
+                    "first.program_steps", "first.message", "first.exchange",
+                    "first.failure_requirements"))

@@ -1,0 +1,190 @@
+"""Randomized conformance campaigns (smpref campaign): targets, Spark on local[2] and on a real
+standalone cluster, Parquet tables, and planted bugs found, deduplicated, shrunk and replayed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from deployed_double import DeployedDouble
+
+from smpref.campaign.live_targets import SEED_ONLY, program
+from smpref.campaign.spark_job import CampaignConfig, run_campaign
+from smpref.campaign.targets import build, targets
+from smpref.spec.requirements import requirement_texts
+
+SMPREF = shutil.which("smpref", path=str(Path(sys.executable).parent))
+SPARK_HOME = Path(__import__("pyspark").__file__).parent
+
+
+def smpref(*args: str, env: dict[str, str] | None = None,
+           timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    assert SMPREF
+    return subprocess.run([SMPREF, *args], capture_output=True, text=True, timeout=timeout,
+                          check=False, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1",
+                                            **(env or {})})
+
+
+def test_the_registry_has_the_four_targets() -> None:
+    assert {"model", "differential", "server", "embedded"} <= set(targets())
+
+
+@pytest.mark.parametrize("name", ["model", "differential", "embedded"])
+def test_a_seed_gives_the_same_run_twice(name: str) -> None:
+    first, second = build(name, None), build(name, None)
+    first.open()
+    second.open()
+    try:
+        a, b = first.run(7, 20), second.run(7, 20)
+    finally:
+        first.close()
+        second.close()
+    assert a.verdict == b.verdict == "pass"
+    assert (a.steps, a.requirements) == (b.steps, b.requirements) and a.steps > 0
+
+
+def test_a_deployed_only_server_gets_core_programs_and_never_fails(tmp_path: Path) -> None:
+    """Against the deployed double (versions 6-18, no extensions), programs leave out what the
+    seed and deployed SMP answer differently, and every run passes."""
+    assert not SEED_ONLY & {s.op for s in program(3, 200, extended=False)}
+    loop = asyncio.new_event_loop()
+    double = DeployedDouble(tmp_path / "credentials")
+    loop.run_until_complete(double.start())
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        target = build("server", double.address)
+        target.open()
+        records = [target.run(seed, 25) for seed in range(8)]
+        target.close()
+    finally:
+        asyncio.run_coroutine_threadsafe(double.stop(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+        loop.close()
+    assert [r.verdict for r in records] == ["pass"] * 8, [r.message for r in records]
+    assert sum(r.steps for r in records) >= 8 * 25
+
+
+def test_local_campaign_writes_tables_that_pyarrow_reads(tmp_path: Path) -> None:
+    summary = run_campaign(CampaignConfig(runs=12, first_seed=100, target="embedded", steps=25,
+                                          master="local[2]", out=tmp_path, partitions=4))
+    assert summary["runs"] == 12 and summary["failedRuns"] == 0 and summary["partitions"] == 4
+    runs = pq.read_table(tmp_path / "runs").to_pylist()
+    assert sorted(r["seed"] for r in runs) == list(range(100, 112))
+    assert {r["verdict"] for r in runs} == {"pass"} and all(r["steps"] > 0 for r in runs)
+    assert len({r["executor"] for r in runs}) >= 1
+    coverage = pq.read_table(tmp_path / "coverage").to_pylist()
+    assert {c["requirement"] for c in coverage} == set(requirement_texts())
+    assert set(summary["unreached"]) == {c["requirement"] for c in coverage if c["runs"] == 0}
+    assert pq.read_table(tmp_path / "failures").num_rows == 0
+    assert json.loads((tmp_path / "summary.json").read_text())["runs"] == 12
+    assert "Requirements no run reached" in (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("bug", "target", "steps"), [
+    ("ack-any-id", "model", 30),     # a model bug: the state machine is the oracle
+    ("server-quota", "embedded", 25),  # a server bug: the model predicts every answer
+])
+def test_a_planted_bug_is_found_once_shrunk_and_replayed(bug: str, target: str, steps: int,
+                                                         tmp_path: Path) -> None:
+    plant = {"SMPREF_TEST_PLANT": bug}
+    done = smpref("campaign", "run", "--runs", "16", "--target", target, "--steps", str(steps),
+                  "--master", "local[2]", "--out", str(tmp_path), "--json", env=plant)
+    assert done.returncode == 1, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert summary["failedRuns"] >= 2
+    (failure,) = summary["distinctFailures"]  # one bug, one signature
+    assert failure["runs"] == summary["failedRuns"]
+    assert 1 <= failure["program_steps"] <= 6, failure
+    table = pq.read_table(tmp_path / "failures").to_pylist()
+    assert [row["signature"] for row in table] == [failure["signature"]]
+    args = failure["replay"].split()[1:]
+    again = smpref(*args, "--json", env=plant, timeout=300)
+    assert again.returncode == 1
+    assert json.loads(again.stdout)["signature"] == failure["signature"]
+    clean = smpref(*args, "--json", timeout=300)  # the same seed without the bug passes
+    assert clean.returncode == 0 and json.loads(clean.stdout)["verdict"] == "pass"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def standalone_cluster(tmp_path: Path) -> Iterator[str]:
+    """A Spark master and one worker on loopback, from the pyspark package's own spark-class;
+    both stopped by their PIDs."""
+    spark_class = SPARK_HOME / "bin" / "spark-class"
+    port, web = _free_port(), _free_port()
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_LOG_DIR": str(tmp_path / "logs"), "SPARK_WORKER_DIR": str(tmp_path / "work"),
+           "PYSPARK_PYTHON": sys.executable}
+    master_url = f"spark://127.0.0.1:{port}"
+    started: list[subprocess.Popen[bytes]] = []
+    with open(tmp_path / "master.log", "wb") as master_log, \
+            open(tmp_path / "worker.log", "wb") as worker_log:
+        started.append(subprocess.Popen(
+            [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+             "--port", str(port), "--webui-port", str(web)], env=env,
+            stdout=master_log, stderr=subprocess.STDOUT))
+        started.append(subprocess.Popen(
+            [str(spark_class), "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+             "--cores", "2", "--memory", "2g", "--webui-port", str(_free_port()), master_url],
+            env=env, stdout=worker_log, stderr=subprocess.STDOUT))
+    try:
+        deadline = time.monotonic() + 90
+        def ready() -> bool:
+            log = (tmp_path / "master.log").read_text(errors="replace")
+            return "New state: ALIVE" in log and "Registering worker" in log
+
+        while not ready():
+            assert time.monotonic() < deadline, (tmp_path / "master.log").read_text()[-3000:]
+            assert all(p.poll() is None for p in started), "master or worker exited"
+            time.sleep(0.5)
+        yield master_url
+    finally:
+        for process in started:
+            process.terminate()
+        for process in started:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(30)
+
+
+def test_a_campaign_runs_on_a_standalone_cluster(standalone_cluster: str, tmp_path: Path) -> None:
+    done = smpref("campaign", "run", "--runs", "8", "--target", "model", "--steps", "20",
+                  "--master", standalone_cluster, "--out", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert summary["master"] == standalone_cluster and summary["runs"] == 8
+    runs = pq.read_table(tmp_path / "runs").to_pylist()
+    assert sorted(r["seed"] for r in runs) == list(range(8))
+    # the executors are the worker's processes, not the driver
+    assert all(not r["executor"].endswith(f":{os.getpid()}") for r in runs)
+    assert re.match(r"^\S+:\d+$", runs[0]["executor"])
+
+
+def test_the_cli_says_in_one_line_what_is_wrong() -> None:
+    done = smpref("campaign", "run", "--target", "server")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: the target 'server' needs --address smp://..."]
+    done = smpref("campaign", "run", "--target", "nonsense")
+    assert done.returncode == 2 and "expected one of" in done.stderr
