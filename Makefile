@@ -65,6 +65,7 @@ bench: $(VENV)/.installed
 	$(PY) bench/vectors.py
 	$(PY) bench/store.py
 	$(PY) bench/server.py
+	$(PY) bench/campaign.py
 
 clean:
 	rm -rf $(VENV) .site build dist docs/reference/commands.md docs/reference/rules.md docs/reference/coverage.md .hypothesis .mypy_cache .ruff_cache

@@ -74,3 +74,13 @@ def test_store_benchmark_builds_and_probes_a_small_store(tmp_path: Path) -> None
     # the probe answered SUB on a queue of the built store: it reads the real format
     assert {"open_p50_ms", "read_p50_ms", "send_ack_p50_ms"} <= set(result)
     assert result["open_queues"] >= 1
+
+
+def test_campaign_benchmark_measures_the_same_work_on_spark_as_in_one_process() -> None:
+    """bench/campaign.py compares one process with Spark over the same seeds: the work must be
+    the same (a seed draws the same program on an executor), or its ratios would mean nothing."""
+    campaign = load("campaign")
+    seeds = range(10)
+    _, base_steps = campaign.one_process("model", seeds, 12)
+    _, spark_steps, _ = campaign.on_spark("model", seeds, 12, "local[1]")
+    assert base_steps == spark_steps > 0

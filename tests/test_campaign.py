@@ -55,6 +55,32 @@ def test_a_seed_gives_the_same_run_twice(name: str) -> None:
     assert (a.steps, a.requirements) == (b.steps, b.requirements) and a.steps > 0
 
 
+def test_only_a_server_whose_clock_the_campaign_controls_gets_expire_steps() -> None:
+    def ops(**kwargs: bool) -> set[str]:
+        return {s.op for seed in range(20) for s in program(seed, 40, True, **kwargs)}
+
+    assert "expire" in ops(clock=True) and "expire" not in ops(clock=False)
+
+
+def test_expiry_moves_both_clocks_and_both_sides_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An embedded run whose program ends queues by expiry passes: the model and the server
+    swept the same queues away. With the server's clock left alone it fails."""
+    from smpref.campaign.live_targets import EXPIRE_DAYS, BackgroundServer
+
+    seed = next(seed for seed in range(200) if any(
+        s.op == "expire" and EXPIRE_DAYS[s.queue] >= 22 for s in program(seed, 30, True, True)))
+    target = build("embedded", None)
+    target.open()
+    try:
+        record = target.run(seed, 30)
+        monkeypatch.setattr(BackgroundServer, "advance", lambda self, seconds: None)
+        frozen = target.run(seed, 30)
+    finally:
+        target.close()
+    assert record.verdict == "pass", record.message
+    assert frozen.verdict == "fail" and "expire" in frozen.program, frozen.program
+
+
 def test_a_deployed_only_server_gets_core_programs_and_never_fails(tmp_path: Path) -> None:
     """Against the deployed double (versions 6-18, no extensions), programs leave out what the
     seed and deployed SMP answer differently, and every run passes."""
@@ -94,6 +120,25 @@ def test_local_campaign_writes_tables_that_pyarrow_reads(tmp_path: Path) -> None
     assert "Requirements no run reached" in (tmp_path / "report.md").read_text()
 
 
+@pytest.mark.parametrize("name", ["model", "differential", "server"])
+def test_each_target_runs_on_local_2(name: str, tmp_path: Path) -> None:
+    from smpref.campaign.live_targets import BackgroundServer
+
+    server = BackgroundServer() if name == "server" else None
+    try:
+        summary = run_campaign(CampaignConfig(
+            runs=6, first_seed=40, target=name, steps=20, master="local[2]", out=tmp_path,
+            address=server.address if server else None, partitions=2))
+    finally:
+        if server is not None:
+            server.stop()
+    assert (summary["runs"], summary["failedRuns"]) == (6, 0), summary["distinctFailures"]
+    runs = pq.read_table(tmp_path / "runs").to_pylist()
+    assert {r["target"] for r in runs} == {name} and all(r["steps"] > 0 for r in runs)
+    # the model reports the requirements its rules reached (beside a live server, too)
+    assert all(r["requirements"] for r in runs)
+
+
 @pytest.mark.parametrize(("bug", "target", "steps"), [
     ("ack-any-id", "model", 30),     # a model bug: the state machine is the oracle
     ("server-quota", "embedded", 25),  # a server bug: the model predicts every answer
@@ -109,6 +154,7 @@ def test_a_planted_bug_is_found_once_shrunk_and_replayed(bug: str, target: str, 
     (failure,) = summary["distinctFailures"]  # one bug, one signature
     assert failure["runs"] == summary["failedRuns"]
     assert 1 <= failure["program_steps"] <= 6, failure
+    assert len(json.loads(failure["program_json"])) == failure["program_steps"]
     table = pq.read_table(tmp_path / "failures").to_pylist()
     assert [row["signature"] for row in table] == [failure["signature"]]
     args = failure["replay"].split()[1:]

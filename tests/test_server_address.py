@@ -97,7 +97,8 @@ def test_serve_refuses_what_no_address_can_carry(tmp_path: Path) -> None:
                         (("--host", "not..a..host"), "not a host"),
                         (("--password", "a b"), "cannot hold ' '"),
                         (("--password", "a@b"), "cannot hold '@'"),
-                        (("--advertise", "-x-"), "option --advertise")):
+                        (("--advertise", "-x-"), "option --advertise"),
+                        (("--advertise", "[::1"), "unbalanced brackets")):
         result = _serve_prints(tmp_path, *args)
         assert isinstance(result, subprocess.CompletedProcess), args
         assert result.returncode == 2, (args, result.stderr)

@@ -10,9 +10,11 @@ A program is a list of steps over two connections (a queue owner and a sender) a
 queue handles. The server chooses IDs, keys and nonces; each side binds them to the handle when
 its ``IDS`` arrives, and messages are opened by each side's own owner keys, so the verdict
 compares meaning (a tag, an error, a message body), never random bytes. Receiving is by
-``GET``, so no answer depends on the timing of pushed events, and nothing depends on the
-server's clock: expiry and retention are left to the ``model`` target, whose clock the campaign
-controls.
+``GET``, so no answer depends on the timing of pushed events. Behaviour that depends on the
+server's clock (queue and message expiry) is tested only against the embedded server, whose
+clock the campaign moves together with the model's (the ``expire`` step: both clocks advance by
+the same whole days plus an hour, away from any threshold, and both sweep); against a remote
+server it is left out.
 
 Against a deployed-only server (no seed extensions) a program uses only the operations whose
 answers the seed and deployed SMP share: NEW, KEY, SEND, a wrong ACK, DEL and PING. Receiving
@@ -28,6 +30,7 @@ and the requirement IDs the model reported for the diverging step.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import tempfile
 import threading
@@ -42,7 +45,7 @@ from smpref.campaign.targets import TargetSpec, executor_name, register
 from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply
 from smpref.crypto.randomness import SeededRandom
 from smpref.errors import ClientError, CryptoError, SmprefError
-from smpref.model.config import ServerConfig
+from smpref.model.config import DAY, ServerConfig
 from smpref.testing.loopback import Loopback
 from smpref.text.addresses import parse_server_address
 from smpref.wire.messages import (
@@ -67,28 +70,39 @@ from smpref.wire.structs import Command
 QUEUES = 3
 #: operations and their weights; ``off`` only against servers with the seed extensions
 OPERATIONS = {"new": 3, "key": 2, "send": 5, "send_unsigned": 1, "get": 4, "ack": 3,
-              "ack_wrong": 1, "off": 1, "del": 1, "ping": 1}
+              "ack_wrong": 1, "off": 1, "del": 1, "ping": 1, "expire": 1}
+#: operations that need a server whose clock the campaign controls (the embedded one)
+CLOCK_ONLY = {"expire"}
+#: the days an ``expire`` step moves both clocks by (the hour added keeps off thresholds)
+EXPIRE_DAYS = (1, 6, 10, 22, 95)
 #: operations left out against a deployed-only server (module docstring)
 SEED_ONLY = {"get", "ack", "off"}
 
 
 @dataclass(frozen=True)
 class Step:
-    """One abstract step: an operation on a queue handle."""
+    """One abstract step: an operation on a queue handle (for ``expire``: the days)."""
 
     op: str
     queue: int
 
     def text(self) -> str:
-        return f"{self.op} q{self.queue}" if self.op != "ping" else "ping"
+        if self.op == "ping":
+            return "ping"
+        if self.op == "expire":
+            return f"expire {EXPIRE_DAYS[self.queue]} days"
+        return f"{self.op} q{self.queue}"
 
 
-def program(seed: int, steps: int, extended: bool) -> list[Step]:
-    """The program of ``seed``: the same on every executor (a private PRNG, no globals)."""
+def program(seed: int, steps: int, extended: bool, clock: bool = False) -> list[Step]:
+    """The program of ``seed``: the same on every executor (a private PRNG, no globals).
+    ``clock``: the server's clock is the campaign's to move."""
     rng = random.Random(seed)
-    ops = [op for op in OPERATIONS if extended or op not in SEED_ONLY]
+    ops = [op for op in OPERATIONS if (extended or op not in SEED_ONLY)
+           and (clock or op not in CLOCK_ONLY)]
     weights = [OPERATIONS[op] for op in ops]
-    drawn = [Step(op, rng.randrange(QUEUES)) for op in rng.choices(ops, weights, k=steps)]
+    drawn = [Step(op, rng.randrange(len(EXPIRE_DAYS) if op == "expire" else QUEUES))
+             for op in rng.choices(ops, weights, k=steps)]
     return [Step("new", 0), *drawn]  # every program has a queue to work on
 
 
@@ -111,6 +125,10 @@ class Side:
                 key: AuthKeyPair | None) -> Reply:
         raise NotImplementedError
 
+    def advance(self, seconds: int) -> None:
+        """Move the server's clock and run a whole sweep."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Release the side's connections."""
 
@@ -128,14 +146,20 @@ class ModelSide(Side):
                 key: AuthKeyPair | None) -> Reply:
         return self.connections[connection].send(command, entity, key)[0]
 
+    def advance(self, seconds: int) -> None:
+        self.loopback.clock.advance(seconds)
+        self.loopback.expire()
+
 
 class LiveSide(Side):
     """The server under test, over TLS, driven from a private event loop."""
 
-    def __init__(self, address: str, timeout: float) -> None:
+    def __init__(self, address: str, timeout: float,
+                 server: BackgroundServer | None = None) -> None:
         from smpref.client.connection import SmpClient
 
         self.timeout = timeout
+        self.server = server
         self.loop = asyncio.new_event_loop()
         try:
             self.clients = [self.loop.run_until_complete(SmpClient.connect(address,
@@ -151,6 +175,10 @@ class LiveSide(Side):
         client = self.clients[connection]
         return self.loop.run_until_complete(client.request(command, entity, key,
                                                            timeout=self.timeout))
+
+    def advance(self, seconds: int) -> None:
+        assert self.server is not None, "only the embedded server's clock can be moved"
+        self.server.advance(seconds)
 
     def close(self) -> None:
         for client in self.clients:
@@ -188,6 +216,9 @@ class Runner:
         handle = self.handles.get(step.queue)
         if step.op == "ping":
             return meaning(self.side.request(1, PING(), b"", None), None)
+        if step.op == "expire":
+            self.side.advance(EXPIRE_DAYS[step.queue] * DAY + 3600)
+            return "swept"
         if step.op == "new":
             if handle is not None and not handle.deleted:
                 return "skip (exists)"
@@ -260,9 +291,10 @@ class Divergence:
                          " ".join(self.got.split(" ")[:2]))
 
 
-def compare(steps: list[Step], seed: int, live: Callable[[], Side],
-            password: bytes | None) -> Divergence | None:
-    """Run ``steps`` on the model and on a fresh live side; the first divergence, or None."""
+def compare(steps: list[Step], seed: int, live: Callable[[], Side], password: bytes | None,
+            reached: set[str] | None = None) -> Divergence | None:
+    """Run ``steps`` on the model and on a fresh live side; the first divergence, or None.
+    ``reached`` collects the requirement IDs the model reported on the way."""
     model = ModelSide(seed)
     server = live()
     try:
@@ -278,6 +310,8 @@ def compare(steps: list[Step], seed: int, live: Callable[[], Side],
                 return Divergence(index, step, want, have, requirements, exchange)
         return None
     finally:
+        if reached is not None:
+            reached.update(r for reqs in model.reached for r in reqs)
         server.close()
 
 
@@ -333,28 +367,32 @@ class LiveTarget:
         started = time.perf_counter()
 
         def live() -> Side:
-            return LiveSide(address, self.timeout)
+            return LiveSide(address, self.timeout, self.server)
 
         try:
             probe = live()
             extended = probe.extended
             probe.close()
-            steps_list = program(seed, steps, extended)
-            found = compare(steps_list, seed, live, password)
+            steps_list = program(seed, steps, extended, clock=self.server is not None)
+            reached: set[str] = set()
+            found = compare(steps_list, seed, live, password, reached)
         except (ClientError, SmprefError, OSError) as exc:
             return RunRecord(seed, self.name, 0, FAIL, time.perf_counter() - started,
                              executor_name(), signature=signature(self.name, "connection"),
                              message=f"the server could not be used: {exc}"[:500])
         if found is None:
             return RunRecord(seed, self.name, len(steps_list), PASS,
-                             time.perf_counter() - started, executor_name())
+                             time.perf_counter() - started, executor_name(),
+                             requirements=sorted(reached))
         minimal, last = shrink(steps_list, seed, live, password, self.name, found)
         return RunRecord(
             seed, self.name, len(steps_list), FAIL, time.perf_counter() - started,
             executor_name(), signature=last.signature(self.name),
             message=f"{last.step.text()}: the model answers {last.expected}, "
                     f"the server {last.got}"[:500],
-            program="\n".join(s.text() for s in minimal), program_steps=len(minimal),
+            program="\n".join(s.text() for s in minimal),
+            program_json=json.dumps([{"op": s.op, "queue": s.queue} for s in minimal]),
+            program_steps=len(minimal), requirements=sorted(reached),
             failure_requirements=list(last.requirements), exchange="\n".join(last.exchange))
 
 
@@ -379,6 +417,11 @@ class BackgroundServer:
         self.loop.run_until_complete(self.server.start())
         started.set()
         self.loop.run_forever()
+
+    def advance(self, seconds: int) -> None:
+        """Move the server's clock and wait for a whole sweep cycle (RET-*)."""
+        self.server.clock.advance(seconds)
+        asyncio.run_coroutine_threadsafe(self.server.sweep_cycle(), self.loop).result(60)
 
     def stop(self) -> None:
         asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(60)

@@ -10,6 +10,7 @@ it, and the requirement IDs the model reported while running it (its rule observ
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -98,7 +99,8 @@ class MachineTarget:
             seed, self.name, len(traces[-1]) if traces else 0, FAIL, seconds, executor_name(),
             signature=signature(self.name, origin(failure)),
             message=f"{type(failure).__name__}: {failure}".splitlines()[0][:500],
-            program="\n".join(program), program_steps=len(program),
+            program="\n".join(program), program_json=json.dumps(program),
+            program_steps=len(program),
             requirements=everything, failure_requirements=last,
             exchange="\n".join(traces[-1]) if traces else "")
 

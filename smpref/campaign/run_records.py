@@ -12,7 +12,8 @@ PASS, FAIL = "pass", "fail"
 class RunRecord:
     """What one seeded program did against one target.
 
-    ``program`` is the program as text a person can read (for a failure: the minimal one);
+    ``program`` is the program as text a person can read (for a failure: the minimal one), and
+    ``program_json`` the same steps as a JSON array;
     ``requirements`` the requirement IDs the oracle reached while running it;
     ``failure_requirements`` those reached by the failing step's command.
     """
@@ -26,6 +27,7 @@ class RunRecord:
     signature: str = ""
     message: str = ""
     program: str = ""
+    program_json: str = ""
     program_steps: int = 0
     requirements: list[str] = field(default_factory=list)
     failure_requirements: list[str] = field(default_factory=list)
@@ -40,6 +42,7 @@ class RunRecord:
 RUNS_SCHEMA = ", ".join([
     "seed LONG", "target STRING", "steps INT", "verdict STRING", "seconds DOUBLE",
     "executor STRING", "signature STRING", "message STRING", "program STRING",
-    "program_steps INT", "requirements ARRAY<STRING>", "failure_requirements ARRAY<STRING>",
+    "program_json STRING", "program_steps INT", "requirements ARRAY<STRING>",
+    "failure_requirements ARRAY<STRING>",
     "exchange STRING",
 ])

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from smpref.campaign.run_records import RUNS_SCHEMA
 
 if TYPE_CHECKING:
+    from pyspark.accumulators import Accumulator
     from pyspark.sql import DataFrame, SparkSession
 
 #: environment variables the driver passes on to every executor
@@ -51,9 +52,11 @@ class CampaignConfig:
     python_archive: Path | None = None
 
 
-def run_partition(seeds: Iterable[int], target: str, address: str | None,
-                  steps: int) -> Iterator[dict[str, Any]]:
-    """Executor side: one target for the partition, one row per seed."""
+def run_partition(seeds: Iterable[int], target: str, address: str | None, steps: int,
+                  counters: tuple[Accumulator[int], Accumulator[int]] | None = None
+                  ) -> Iterator[dict[str, Any]]:
+    """Executor side: one target for the partition, one row per seed; ``counters`` (runs,
+    failed runs) are Spark accumulators that the driver's progress reads."""
     from smpref.campaign.planted import plant_from_environment
     from smpref.campaign.targets import build
 
@@ -62,7 +65,11 @@ def run_partition(seeds: Iterable[int], target: str, address: str | None,
     runner.open()
     try:
         for seed in seeds:
-            yield runner.run(seed, steps).row()
+            record = runner.run(seed, steps)
+            if counters is not None:
+                counters[0].add(1)
+                counters[1].add(record.verdict != "pass")
+            yield record.row()
     finally:
         runner.close()
 
@@ -98,18 +105,38 @@ def session(config: CampaignConfig) -> SparkSession:
     return spark
 
 
+#: runs per partition aimed at by default: progress (accumulators) moves as partitions end
+RUNS_PER_PARTITION = 50
+
+
 def partitions_for(config: CampaignConfig, parallelism: int) -> int:
-    """Enough partitions to keep every core busy, few enough that each amortizes its start."""
+    """Enough partitions to keep every core busy and progress moving, few enough that each
+    amortizes its start (an embedded server, a Python worker)."""
     if config.partitions:
         return config.partitions
-    return max(1, min(config.runs, parallelism * 4))
+    wanted = max(parallelism * 4, -(-config.runs // RUNS_PER_PARTITION))
+    return max(1, min(config.runs, wanted))
+
+
+@dataclass(frozen=True)
+class Tick:
+    """Progress as the driver sees it: Spark tasks done of all, and runs and failed runs so
+    far (accumulators, updated as each task ends)."""
+
+    tasks_done: int
+    tasks: int
+    runs: int
+    failed: int
+    seconds: float
 
 
 class Progress:
-    """Polls Spark's StatusTracker while the job runs and reports tasks done."""
+    """Polls Spark's StatusTracker and the run counters while the job runs."""
 
-    def __init__(self, spark: SparkSession, report: Callable[[int, int, float], None]) -> None:
+    def __init__(self, spark: SparkSession, counters: tuple[Accumulator[int], Accumulator[int]],
+                 report: Callable[[Tick], None]) -> None:
         self.tracker = spark.sparkContext.statusTracker()
+        self.counters = counters
         self.report = report
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
@@ -124,7 +151,8 @@ class Progress:
                     done += info.numCompletedTasks
                     total += info.numTasks
             if total:
-                self.report(done, total, time.monotonic() - self.started)
+                self.report(Tick(done, total, self.counters[0].value, self.counters[1].value,
+                                 time.monotonic() - self.started))
 
     def __enter__(self) -> Progress:
         self.thread.start()
@@ -136,7 +164,7 @@ class Progress:
 
 
 def run_campaign(config: CampaignConfig,
-                 progress: Callable[[int, int, float], None] | None = None) -> dict[str, Any]:
+                 progress: Callable[[Tick], None] | None = None) -> dict[str, Any]:
     """Run the campaign and write its tables; return the summary (also in summary.json)."""
     from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
 
@@ -150,9 +178,11 @@ def run_campaign(config: CampaignConfig,
         slices = partitions_for(config, sc.defaultParallelism)
         seeds = sc.parallelize(range(config.first_seed, config.first_seed + config.runs), slices)
         target, address, steps = config.target, config.address, config.steps
-        rows = seeds.mapPartitions(lambda part: run_partition(part, target, address, steps))
+        counters = (sc.accumulator(0), sc.accumulator(0))
+        rows = seeds.mapPartitions(lambda part: run_partition(part, target, address, steps,
+                                                              counters))
         out = str(config.out)
-        with Progress(spark, progress or (lambda *_: None)):
+        with Progress(spark, counters, progress or (lambda _: None)):
             runs = spark.createDataFrame(rows, schema=RUNS_SCHEMA)
             runs.write.mode("overwrite").parquet(f"{out}/runs")
         runs = spark.read.parquet(f"{out}/runs")
@@ -188,10 +218,10 @@ def failure_table(runs: DataFrame) -> DataFrame:
     """One row per signature: how many runs hit it, and the smallest seed's record."""
     from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
 
-    first = F.min(F.struct("seed", "program", "program_steps", "message", "exchange",
-                           "failure_requirements")).alias("first")
+    first = F.min(F.struct("seed", "program", "program_json", "program_steps", "message",
+                           "exchange", "failure_requirements")).alias("first")
     return (runs.where(F.col("verdict") == "fail").groupBy("target", "signature")
             .agg(F.count("*").alias("runs"), first)
             .select("target", "signature", "runs", "first.seed", "first.program",
-                    "first.program_steps", "first.message", "first.exchange",
+                    "first.program_json", "first.program_steps", "first.message", "first.exchange",
                     "first.failure_requirements"))

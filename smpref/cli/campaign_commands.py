@@ -7,12 +7,50 @@ import time
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
+from smpref.campaign.spark_job import Tick
 from smpref.cli.app import SmprefGroup
 from smpref.cli.output import EXIT_FAILED, FILE_PATH, FOLDER_PATH, emit, fail, output_folder
 
 #: seconds between the plain progress lines printed when standard error is not a terminal
 PLAIN_EVERY = 5.0
+
+
+class CampaignProgress:
+    """A rich bar on a terminal (runs done, failures so far, runs per second), plain lines
+    every few seconds otherwise; fed by Spark's StatusTracker and the run counters."""
+
+    def __init__(self, runs: int) -> None:
+        self.runs = runs
+        self.last = 0.0
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+
+    def __enter__(self) -> CampaignProgress:
+        if sys.stderr.isatty():
+            self.bar = Progress(TextColumn("runs {task.completed:.0f}/{task.total:.0f}"),
+                                BarColumn(), TextColumn("{task.fields[failed]} failed"),
+                                TextColumn("{task.fields[rate]:,.1f} runs/s"),
+                                TimeRemainingColumn(), console=Console(stderr=True),
+                                transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("campaign", total=self.runs, failed=0, rate=0.0)
+        return self
+
+    def update(self, tick: Tick) -> None:
+        rate = tick.runs / max(tick.seconds, 1e-9)
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=tick.runs, failed=tick.failed, rate=rate)
+        elif time.monotonic() - self.last >= PLAIN_EVERY:
+            self.last = time.monotonic()
+            click.echo(f"campaign: {tick.runs}/{self.runs} runs, {tick.failed} failed, "
+                       f"{rate:,.1f} runs/s, tasks {tick.tasks_done}/{tick.tasks}", err=True)
+
+    def __exit__(self, *_: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 @click.group(cls=SmprefGroup)
@@ -77,15 +115,9 @@ def campaign_run(runs: int, first_seed: int, target: str, address: str | None,  
     config = CampaignConfig(runs=runs, first_seed=first_seed, target=target, steps=steps,
                             master=master, out=output_folder(out, "--out"), address=address,
                             partitions=partitions, python_archive=python_archive)
-    last = [0.0]
-
-    def progress(done: int, total: int, elapsed: float) -> None:
-        if time.monotonic() - last[0] >= PLAIN_EVERY:
-            last[0] = time.monotonic()
-            click.echo(f"campaign: {done}/{total} tasks done, {elapsed:.0f} s", err=True)
-
     try:
-        summary = run_campaign(config, progress)
+        with CampaignProgress(runs) as progress:
+            summary = run_campaign(config, progress.update)
     except Exception as exc:  # Spark's own errors (no Java, a master that does not answer)
         if type(exc).__module__.startswith(("pyspark", "py4j")):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -93,7 +125,8 @@ def campaign_run(runs: int, first_seed: int, target: str, address: str | None,  
         raise
     shown = dict(summary)
     shown["distinctFailures"] = [
-        {k: f[k] for k in ("signature", "runs", "seed", "program_steps", "message", "replay")}
+        {k: f[k] for k in ("signature", "runs", "seed", "program_steps", "program_json",
+                           "message", "replay")}
         for f in summary["distinctFailures"]]
     shown["unreached"] = len(summary["unreached"])
     emit(shown, as_json)

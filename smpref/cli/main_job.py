@@ -19,7 +19,6 @@ from smpref.conform import runner
 from smpref.errors import VectorError
 from smpref.vectors.corpus import PUBLISHED_PUBLIC_KEY, verify
 
-
 #: the main job's campaign: small enough to finish in well under a minute on two cores
 CAMPAIGN_RUNS, CAMPAIGN_STEPS = 200, 30
 

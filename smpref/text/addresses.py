@@ -184,8 +184,10 @@ def address_host(host: str) -> str:
     """
     if not host:
         raise ValueError("the host is empty")
+    if host.startswith("[") != host.endswith("]"):
+        raise ValueError(f"unbalanced brackets in {host!r}: an IPv6 address is written [::1]")
     try:
-        return f"[{ipaddress.IPv6Address(host.strip('[]')).compressed}]"
+        return f"[{ipaddress.IPv6Address(host.removeprefix('[').removesuffix(']')).compressed}]"
     except ValueError:
         return check_host(host)
 
