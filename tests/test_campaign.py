@@ -214,17 +214,36 @@ def standalone_cluster(tmp_path: Path) -> Iterator[str]:
                 process.wait(30)
 
 
+def _environment_archive(folder: Path, marker: Path) -> Path:
+    """An archive shipped with --python-archive: its bin/python notes that it ran, then hands
+    over to this interpreter. (A real one is a venv-pack archive of the whole environment; this
+    one checks that Spark ships, unpacks and runs it on the executors.)"""
+    import tarfile
+
+    script = folder / "python"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\nexec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    archive = folder / "environment.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(script, arcname="bin/python")
+    return archive
+
+
 def test_a_campaign_runs_on_a_standalone_cluster(standalone_cluster: str, tmp_path: Path) -> None:
+    marker = tmp_path / "archive-python-ran"
+    archive = _environment_archive(tmp_path, marker)
     done = smpref("campaign", "run", "--runs", "8", "--target", "model", "--steps", "20",
-                  "--master", standalone_cluster, "--out", str(tmp_path), "--json")
+                  "--master", standalone_cluster, "--python-archive", str(archive),
+                  "--out", str(tmp_path / "out"), "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
     assert summary["master"] == standalone_cluster and summary["runs"] == 8
-    runs = pq.read_table(tmp_path / "runs").to_pylist()
+    runs = pq.read_table(tmp_path / "out" / "runs").to_pylist()
     assert sorted(r["seed"] for r in runs) == list(range(8))
-    # the executors are the worker's processes, not the driver
+    # the executors are the worker's processes, started from the shipped environment
     assert all(not r["executor"].endswith(f":{os.getpid()}") for r in runs)
     assert re.match(r"^\S+:\d+$", runs[0]["executor"])
+    assert marker.exists(), "the executors did not run the archive's bin/python"
 
 
 def test_the_cli_says_in_one_line_what_is_wrong() -> None:

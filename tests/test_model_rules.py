@@ -373,6 +373,20 @@ def test_subscriptions(lb: Loopback) -> None:
     assert error_of(q.cmd(ACK(msg_id=b""), b)[0]) == "NO_MSG"
 
 
+@req("MSG-2", "MSG-4")
+def test_a_repeated_sub_forgets_a_record_another_session_acknowledged(lb: Loopback) -> None:
+    """Found by a campaign (model target, seed 9392): GET on one session, SUB on another (the
+    record is delivered to both), ACK on the first, SUB again on the second. The queue is empty,
+    so the repeated SUB leaves nothing in flight, and ACK of the forgotten record is NO_MSG."""
+    getter, subscriber = lb.connect(), lb.connect()
+    q = create(lb, getter)
+    record = q.cmd(GET(), getter)[0].message.msg_id
+    assert [r.tag for r in q.cmd(SUB(), subscriber)] == ["OK", "MSG"]
+    assert q.cmd(ACK(msg_id=record), getter)[0].tag == "OK"
+    assert [r.tag for r in q.cmd(SUB(), subscriber)] == ["OK"]  # nothing left to deliver
+    assert error_of(q.cmd(ACK(msg_id=record), subscriber)[0]) == "NO_MSG"
+
+
 @req("ROT-3", "ROT-4", "MSG-8", "CMD-21", "DIV-19", "DIV-21")
 def test_off_count_last_flag_and_del(lb: Loopback) -> None:
     conn, sender, watcher = lb.connect(), lb.connect(), lb.connect()

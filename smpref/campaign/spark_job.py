@@ -90,16 +90,20 @@ def session(config: CampaignConfig) -> SparkSession:
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.python.worker.reuse", "true")
                .config("spark.sql.shuffle.partitions", "4"))
+    # PySpark sends the driver's PYSPARK_PYTHON with every Python function, and it wins over
+    # spark.pyspark.python, so both are set to the interpreter the executors must run.
+    executor_python = sys.executable
     if config.python_archive is not None:
-        builder = (builder.config("spark.archives", f"{config.python_archive}#environment")
-                   .config("spark.pyspark.python", "./environment/bin/python"))
-    else:
-        builder = builder.config("spark.pyspark.python", sys.executable)
+        builder = builder.config("spark.archives", f"{config.python_archive}#environment")
+        executor_python = "./environment/bin/python"
+    builder = builder.config("spark.pyspark.python", executor_python)
+    builder = builder.config("spark.pyspark.driver.python", sys.executable)
     builder = builder.config("spark.executorEnv.PYTHONSAFEPATH", "1")
     for name in FORWARDED_ENV:
         if name in os.environ:
             builder = builder.config(f"spark.executorEnv.{name}", os.environ[name])
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_PYTHON"] = executor_python
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -182,9 +186,11 @@ def run_campaign(config: CampaignConfig,
         rows = seeds.mapPartitions(lambda part: run_partition(part, target, address, steps,
                                                               counters))
         out = str(config.out)
+        runs_started = time.perf_counter()
         with Progress(spark, counters, progress or (lambda _: None)):
             runs = spark.createDataFrame(rows, schema=RUNS_SCHEMA)
             runs.write.mode("overwrite").parquet(f"{out}/runs")
+        run_seconds = time.perf_counter() - runs_started
         runs = spark.read.parquet(f"{out}/runs")
         failures = failure_table(runs)
         failures.write.mode("overwrite").parquet(f"{out}/failures")
@@ -204,6 +210,7 @@ def run_campaign(config: CampaignConfig,
             "runs": int(totals["runs"]), "steps": int(totals["steps"] or 0),
             "failedRuns": int(totals["failed"] or 0), "partitions": slices,
             "seconds": round(time.perf_counter() - started, 1),
+            "runSeconds": round(run_seconds, 2),
             "distinctFailures": [row.asDict() for row in failures.orderBy("seed").collect()],
             "unreached": [row["requirement"] for row in coverage.where("runs = 0").collect()],
             "out": out,

@@ -437,6 +437,9 @@ class QueueMachine(RuleBasedStateMachine):
         assert replies[0].tag == "OK", error_of(replies[0])
         if handle.subscribed is not None and handle.subscribed is not session:
             handle.in_flight.pop(handle.subscribed.session_id, None)
+        # MSG-2: a SUB forgets what was in flight on this session; the MSG it brings, if any,
+        # is the new record in flight (found by a campaign, seed 9392).
+        handle.in_flight.pop(session.session_id, None)
         handle.subscribed = session
         handle.updated_day = self.lb.clock.now() // DAY
         self._replies(session, replies)
