@@ -137,3 +137,23 @@ def test_grammar_generated_uris_parse_or_fail_cleanly(text: str) -> None:
         assert exc.column >= 1
         return
     assert parse_uri(value.canonical()) == value
+
+
+@req("URI-1")
+@pytest.mark.parametrize(("host", "ok"), [
+    ("1.2.3.4", True), ("smp1.example.org", True), ("1.2.3.a4", True),
+    ("1.2.3.4.5.6", False), ("999.1.1.1", False), ("1.2.3", False), ("example.123", False),
+    ("01.2.3.4", False),
+])
+def test_a_numeric_last_label_must_be_an_ipv4_address(host: str, ok: bool) -> None:
+    """RFC 1123 2.1; the parser and the independent checker of the vectors agree."""
+    from smpref.vectors.independent.shared import parse_host
+
+    text = f"smp://{b64u_encode(bytes(32), padded=True)}@{host}"
+    if ok:
+        assert parse_server_address(text).hosts == (host,)
+        assert parse_host(host) == host
+    else:
+        with pytest.raises(UriSyntaxError, match="IPv4"):
+            parse_server_address(text)
+        assert parse_host(host) is None

@@ -62,7 +62,14 @@ def check_host(host: str) -> str:
             raise ValueError(f"{host!r} is not an IPv6 address") from None
     if len(host) > 253:
         raise ValueError(f"host name longer than 253 characters ({len(host)})")
-    for label in host.split("."):
+    labels = host.split(".")
+    for label in labels:
         if not _LABEL.match(label):
             raise ValueError(f"host label {label!r} is not 1..63 letters, digits or '-'")
+    if labels[-1].isdigit():  # RFC 1123 2.1: a name's top label is never all digits
+        try:
+            return str(ipaddress.IPv4Address(host))
+        except ValueError:
+            raise ValueError(f"{host!r} is neither an IPv4 address nor a host name (its last "
+                             "label is all digits)") from None
     return host.lower()

@@ -74,6 +74,11 @@ def parse_host(text: str) -> str | None:
     labels = text.split(".")
     if len(text) > 253 or not all(LABEL_RE.fullmatch(label) for label in labels):
         return None
+    if labels[-1].isdigit():  # only a dotted quad may end in a numeric label
+        octets = [int(label) for label in labels if label.isdigit() and len(label) <= 3]
+        if len(labels) != 4 or len(octets) != 4 or max(octets) > 255 or any(
+                len(label) > 1 and label[0] == "0" for label in labels):
+            return None
     return text.lower()
 
 
