@@ -89,7 +89,8 @@ def baseline(data: bytes) -> bytes:
     _entity = bytes(mv[pos + 1 : pos + 1 + n])
     pos += 1 + n
     command = bytes(mv[pos:])
-    return command[: command.find(b" ")]
+    end = command.find(b" ")
+    return command if end < 0 else command[:end]  # a tag alone (PING) has no space
 
 
 def main() -> None:

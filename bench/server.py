@@ -73,10 +73,28 @@ def echo_server_main(folder: str) -> None:
     asyncio.run(main())
 
 
-async def echo_pair(port: int, count: int, window: int) -> list[float]:
+class Gate:
+    """Every pair connects and sets up first, then all start together: the clock of a
+    measurement covers only the messages, never the TLS handshakes or the NEWs."""
+
+    def __init__(self, pairs: int) -> None:
+        self.pairs = pairs
+        self.arrived = 0
+        self.all_ready = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def arrive(self) -> None:
+        self.arrived += 1
+        if self.arrived == self.pairs:
+            self.all_ready.set()
+        await self.go.wait()
+
+
+async def echo_pair(port: int, count: int, window: int, gate: Gate) -> list[float]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client_context(),
                                                    server_hostname=None)
     payload = os.urandom(BLOCK)
+    await gate.arrive()
     sent: list[float] = []
     latencies: list[float] = []
     slots = asyncio.Semaphore(window)
@@ -143,9 +161,10 @@ def ceiling(blocks_per_message: float, seconds: float = 2.0) -> float:
 
 # --- SMP ---------------------------------------------------------------------------------------
 
-async def smp_pair(ctx: Context, count: int, window: int) -> list[float]:
+async def smp_pair(ctx: Context, count: int, window: int, gate: Gate) -> list[float]:
     receiver, sender = await ctx.connect(), await ctx.connect()
     queue: Queue = await ctx.create(receiver, "C", subscribe=True)
+    await gate.arrive()
     sent: dict[bytes, float] = {}
     slots = asyncio.Semaphore(window)
 
@@ -173,11 +192,12 @@ async def smp_pair(ctx: Context, count: int, window: int) -> list[float]:
     return latencies
 
 
-async def paced_pair(ctx: Context, count: int, interval: float) -> list[float]:
+async def paced_pair(ctx: Context, count: int, interval: float, gate: Gate) -> list[float]:
     """Open loop: one SEND every ``interval`` seconds, whatever the answers do (a random
     phase per pair, so that pairs do not send in step); latency from SEND to MSG."""
     receiver, sender = await ctx.connect(), await ctx.connect()
     queue: Queue = await ctx.create(receiver, "C", subscribe=True)
+    await gate.arrive()
     sent: dict[bytes, float] = {}
     latencies: list[float] = []
 
@@ -212,9 +232,13 @@ def start(args: list[str]) -> tuple[subprocess.Popen[bytes], str]:
 
 async def measure(pairs: int, total: int, window: int, run_pairs: object) -> tuple[float, ...]:
     per_pair = max(1, total // pairs)
+    gate = Gate(pairs)
+    running = asyncio.gather(*(run_pairs(per_pair, window, gate)  # type: ignore[operator]
+                               for _ in range(pairs)))
+    await gate.all_ready.wait()
     began = time.perf_counter()
-    results = await asyncio.gather(*(run_pairs(per_pair, window)  # type: ignore[operator]
-                                     for _ in range(pairs)))
+    gate.go.set()
+    results = await running
     elapsed = time.perf_counter() - began
     latencies = sorted(x for r in results for x in r)
     p50 = statistics.median(latencies)
@@ -230,8 +254,8 @@ def closed_loop_rows(args: argparse.Namespace, address: str, port: int) -> None:
     for pairs in (int(p) for p in args.pairs.split(",")):
         ctx = Context(address, True, 1000, timeout=120.0)
 
-        async def smp(n: int, w: int, ctx: Context = ctx) -> list[float]:
-            return await smp_pair(ctx, n, w)
+        async def smp(n: int, w: int, gate: Gate, ctx: Context = ctx) -> list[float]:
+            return await smp_pair(ctx, n, w, gate)
 
         async def both(pairs: int = pairs, ctx: Context = ctx) -> tuple[
                 tuple[float, ...], tuple[float, ...], float]:
@@ -239,7 +263,7 @@ def closed_loop_rows(args: argparse.Namespace, address: str, port: int) -> None:
             blocks = sum(c.stream.blocks_read + c.stream.blocks_written for c in ctx.clients)
             await ctx.close()
             echo_row = await measure(pairs, args.messages, args.window,
-                                     lambda n, w: echo_pair(port, n, w))
+                                     lambda n, w, g: echo_pair(port, n, w, g))
             return smp_row, echo_row, blocks / (pairs * max(1, args.messages // pairs))
 
         (rate, p50, p99), (erate, ep50, ep99), per_msg = asyncio.run(both())
@@ -260,7 +284,7 @@ def paced_rows(args: argparse.Namespace, address: str) -> None:
         async def run(pairs: int = pairs, ctx: Context = ctx,
                       interval: float = interval) -> tuple[float, ...]:
             row = await measure(pairs, args.messages, 0,
-                                lambda n, _w: paced_pair(ctx, n, interval))
+                                lambda n, _w, g: paced_pair(ctx, n, interval, g))
             await ctx.close()
             return row
 

@@ -128,15 +128,38 @@ def test_gaps_are_bounded() -> None:
 
 
 @req("QENC-2", "QENC-4")
+def leaked_key_opens(leaked: r.RatchetState, earlier: bytes) -> bool:
+    """Whether an attacker holding the leaked state opens an earlier record. The attacker's
+    sequence is rewound to the record's, so the record reaches decryption instead of being
+    refused as a replay; only a failure to decrypt ("tampered") counts as the key not
+    opening it."""
+    attacker = r.ClientRatchet(b"\x01" * 32)
+    attacker.key, attacker.next_seq = leaked.key, leaked.seq - 1
+    try:
+        attacker.receive(earlier)
+    except r.RatchetError as exc:
+        assert exc.reason == "tampered", exc  # refused by decryption, not by the sequence
+        return False
+    return True
+
+
+def test_forward_secrecy_fails_for_a_ratchet_that_keeps_its_key(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: a ratchet whose next key is its current key lets the leaked
+    key open the message before the leak."""
+    honest = r._steps
+    monkeypatch.setattr(r, "_steps", lambda key: (honest(key)[0], key))
+    state, _, _ = fresh()
+    state, first = r.encrypt(state, b"before the leak")
+    assert leaked_key_opens(state, first) is True
+
+
 def test_forward_secrecy_and_post_compromise_security() -> None:
     state, initial, random = fresh()
     state, first = r.encrypt(state, b"before the leak")
     leaked = state  # the server's whole ratchet state leaks here
     # Forward secrecy: nothing derivable from the leaked key opens the earlier message.
-    attacker = r.ClientRatchet(b"\x01" * 32)
-    attacker.key, attacker.next_seq = leaked.key, leaked.seq
-    with pytest.raises(r.RatchetError):
-        attacker.receive(first)
+    assert leaked_key_opens(leaked, first) is False
     # Post-compromise security: after an update, the leaked state no longer helps.
     state, update = r.update(state, x25519_public(OWNER), random)
     state, later = r.encrypt(state, b"after the update")

@@ -20,6 +20,10 @@ from smpref.vectors import note
 from smpref.vectors.corpus import MANIFEST, verify, write
 from smpref.vectors.generators import corpus
 from smpref.vectors.independent import CHECKS
+from smpref.vectors.independent.shared import confirmed, expect, reset
+from smpref.vectors.independent.shared import tests as vector_tests
+
+ROOT = Path(__file__).resolve().parent.parent
 
 VECTORS = Path(__file__).resolve().parent.parent / "vectors"
 
@@ -91,6 +95,7 @@ def test_independent_checks_detect_every_changed_value(name: str) -> None:
     """Changing any value of a valid vector makes its independent check fail. (Fields of
     invalid vectors mostly stay invalid when changed, and ``use`` is a description.)"""
     vectors = corpus()[name]
+    reset()
     assert CHECKS[name](copy.deepcopy(vectors)) == vectors["numberOfTests"]
     checked = 0
     for group in vectors["testGroups"]:
@@ -115,8 +120,28 @@ def test_independent_checks_detect_every_changed_value(name: str) -> None:
                     target[field] = ("1" if value[0] == "0" else "0") + value[1:]
                 else:
                     target[field] = value + "x"
+                reset()
                 with pytest.raises((VectorCheckError, ValueError)):
                     CHECKS[name](broken)
                 checked += 1
     assert checked > 0
     json.dumps(vectors)
+
+
+@pytest.mark.parametrize("skipped", [None, 1])
+def test_a_check_that_checks_less_than_the_file_declares_fails_verify(
+        skipped: int | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check's count is counted, not declared: a check that asserts nothing (or skips one
+    test) confirms fewer tests than the file declares, and verify fails naming the file."""
+    shutil.copytree(ROOT / "vectors", tmp_path / "vectors")
+
+    def lazy_check(vectors: dict[str, object]) -> int:
+        for _, test in vector_tests(vectors):  # type: ignore[arg-type]
+            if skipped is not None and test["tcId"] != skipped:
+                expect(True, test, "")
+        return confirmed(vectors)  # type: ignore[arg-type]
+
+    monkeypatch.setitem(CHECKS, "hkdf.json", lazy_check)
+    expected = "confirmed 0 of the 10" if skipped is None else "confirmed 9 of the 10"
+    with pytest.raises(VectorError, match=f"hkdf.json: the independent check {expected}"):
+        verify(tmp_path / "vectors")

@@ -20,6 +20,7 @@ from smpref.errors import NotVectorsError, VectorCheckError, VectorError
 from smpref.vectors import note
 from smpref.vectors.generators import corpus
 from smpref.vectors.independent import CHECKS
+from smpref.vectors.independent.shared import reset
 from smpref.vectors.vector_sets import canonical
 
 MANIFEST = "MANIFEST"
@@ -129,9 +130,14 @@ def _verify_file(directory: Path, path: str, data: bytes) -> FileReport:
     check = CHECKS.get(path)
     if check is None:
         raise VectorError(f"{path}: no independent check for this file")
+    reset()
     try:
         confirmed = check(obj)
     except (VectorCheckError, ValueError, KeyError) as exc:
         raise VectorError(f"{path}: {exc}") from None
-    return FileReport(path, int(obj["numberOfTests"]), confirmed)
+    declared = int(obj["numberOfTests"])
+    if confirmed != declared:
+        raise VectorError(f"{path}: the independent check confirmed {confirmed} of the "
+                          f"{declared} tests the file declares")
+    return FileReport(path, declared, confirmed)
 

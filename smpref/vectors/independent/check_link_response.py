@@ -6,7 +6,15 @@ import hashlib
 from typing import Any
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.shared import cb_nonce, expect, tests, unhex, x25519, x25519_public
+from smpref.vectors.independent.shared import (
+    cb_nonce,
+    confirmed,
+    expect,
+    tests,
+    unhex,
+    x25519,
+    x25519_public,
+)
 
 
 def check_link_response(vectors: dict[str, Any]) -> int:
@@ -29,4 +37,4 @@ def check_link_response(vectors: dict[str, Any]) -> int:
         # QueueLink starts with ss(linkId), and linkId must be SHA-256(k) (LINK-10)
         expect(opened[0] == 32 and opened[1:33] == hashlib.sha256(k).digest(), t,
                 "the QueueLink's link ID is not SHA-256(k)")
-    return int(vectors["numberOfTests"])
+    return confirmed(vectors)

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.shared import expect, ss, tests, unhex, unpad, x25519, x25519_public
+from smpref.vectors.independent.shared import (
+    confirmed,
+    expect,
+    ss,
+    tests,
+    unhex,
+    unpad,
+    x25519,
+    x25519_public,
+)
 
 
 def check_notification(vectors: dict[str, Any]) -> int:
@@ -21,4 +30,4 @@ def check_notification(vectors: dict[str, Any]) -> int:
         assert opened is not None
         expected = ss(unhex(t, "msgId")) + t["timestamp"].to_bytes(8, "big")
         expect(unpad(opened) == expected, t, "metadata differs")
-    return int(vectors["numberOfTests"])
+    return confirmed(vectors)
