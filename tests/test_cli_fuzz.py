@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -74,20 +74,19 @@ def test_the_fuzzed_parameters_cover_every_kind() -> None:
     assert len(TARGETS) >= 25  # every path, host, key and input parameter of every command
 
 
-def not_a_host(text: str) -> bool:
-    try:
-        address_host(text)
-    except ValueError:
-        return True
-    return False
+def refused(check: Callable[[str], object], error: type[Exception]) -> Callable[[str], bool]:
+    """A filter: the values ``check`` refuses with ``error``."""
+    def refuses(text: str) -> bool:
+        try:
+            check(text)
+        except error:
+            return True
+        return False
+    return refuses
 
 
-def not_a_password(text: str) -> bool:
-    try:
-        check_basic_auth(text)
-    except InvalidValueError:
-        return True
-    return False
+not_a_host = refused(address_host, ValueError)
+not_a_password = refused(check_basic_auth, InvalidValueError)
 
 
 @st.composite

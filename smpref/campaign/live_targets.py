@@ -35,6 +35,7 @@ import random
 import tempfile
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,19 +117,22 @@ class Handle:
     deleted: bool = False
 
 
-class Side:
-    """One side of the comparison: it runs steps and says what each answer meant."""
+class Side(ABC):
+    """One side of the comparison: it runs steps and says what each answer meant. The model
+    (:class:`ModelSide`) and the server under test (:class:`LiveSide`) are the two kinds."""
 
     extended = True
 
+    @abstractmethod
     def request(self, connection: int, command: Command, entity: bytes,
                 key: AuthKeyPair | None) -> Reply:
-        raise NotImplementedError
+        """Send ``command`` on connection 0 (the owner) or 1 (the sender); its answer."""
 
+    @abstractmethod
     def advance(self, seconds: int) -> None:
         """Move the server's clock and run a whole sweep."""
-        raise NotImplementedError
 
+    @abstractmethod
     def close(self) -> None:
         """Release the side's connections."""
 
@@ -149,6 +153,10 @@ class ModelSide(Side):
     def advance(self, seconds: int) -> None:
         self.loopback.clock.advance(seconds)
         self.loopback.expire()
+
+    def close(self) -> None:
+        for connection in self.connections:
+            connection.close()
 
 
 class LiveSide(Side):
@@ -312,6 +320,7 @@ def compare(steps: list[Step], seed: int, live: Callable[[], Side], password: by
     finally:
         if reached is not None:
             reached.update(r for reqs in model.reached for r in reqs)
+        model.close()
         server.close()
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from smpref.cli.app import SmprefGroup
 from smpref.cli.output import EXIT_BAD_INPUT, describe, emit, render, stdin_lines
 from smpref.errors import SmprefError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _parse_each(texts: tuple[str, ...], parse: Callable[[str], Any], as_json: bool) -> None:
@@ -44,15 +46,20 @@ def _parse_each(texts: tuple[str, ...], parse: Callable[[str], Any], as_json: bo
         sys.exit(EXIT_BAD_INPUT)
 
 
+def _texts_and_json(command: F) -> F:
+    """The parameters every parse command shares: inputs (or '-') and --json."""
+    command = click.option("--json", "as_json", is_flag=True, help="Print JSON: one object, "
+                           "or one line per input when there are several.")(command)
+    return click.argument("texts", metavar="TEXT...", nargs=-1, required=True)(command)
+
+
 @click.group(cls=SmprefGroup)
 def uri() -> None:
     """SMP server addresses and queue URIs (spec/addresses.md)."""
 
 
 @uri.command("parse")
-@click.argument("texts", metavar="TEXT...", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print JSON: one object, or one line per input when there are several.")
+@_texts_and_json
 def uri_parse(texts: tuple[str, ...], as_json: bool) -> None:
     """Parse SMP server addresses or queue URIs and print their fields and canonical form.
 
@@ -69,9 +76,7 @@ def link() -> None:
 
 
 @link.command("parse")
-@click.argument("texts", metavar="TEXT...", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True,
-              help="Print JSON: one object, or one line per input when there are several.")
+@_texts_and_json
 def link_parse(texts: tuple[str, ...], as_json: bool) -> None:
     """Parse short links; print type, hosts, port, fingerprint, key and link ID.
 

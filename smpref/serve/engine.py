@@ -219,7 +219,7 @@ class Engine:
     def _close_store(self) -> None:
         try:
             self.store.close()
-        except Exception as exc:
+        except Exception as exc:  # any failure here is reported and the stop goes on (13)
             self.failures.append(f"closing the store: {exc}")
             events.event("store_close_failed", logging.ERROR, error=str(exc))
 
