@@ -12,7 +12,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # mkdocs-material prints a banner about its successor on every build; the build is what we check.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: run test lint typecheck unit vectors docs types bench clean
+.PHONY: run test lint typecheck unit vectors docs types bench mutate clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,7 @@ run: $(VENV)/.installed
 test: lint typecheck unit vectors docs
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check smpref tests bench
+	$(BIN)/ruff check smpref tests bench mutation
 
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy smpref
@@ -66,6 +66,15 @@ bench: $(VENV)/.installed
 	$(PY) bench/store.py
 	$(PY) bench/server.py
 	$(PY) bench/campaign.py
+
+# Mutation testing (cosmic-ray) of the model's rules, the ratchet, the journal and the dispatch,
+# against the state machines and rule tests; long (see docs/testing.md), so not part of `test`.
+$(VENV)/.mutate: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet ".[mutate]"
+	touch $@
+
+mutate: $(VENV)/.installed $(VENV)/.mutate
+	$(PY) mutation/run.py --out reports/mutation
 
 clean:
 	rm -rf $(VENV) .site build dist docs/reference/commands.md docs/reference/rules.md docs/reference/coverage.md .hypothesis .mypy_cache .ruff_cache

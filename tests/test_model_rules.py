@@ -21,8 +21,9 @@ from smpref.client.core import (
 )
 from smpref.crypto import primitives
 from smpref.crypto.primitives import secretbox_open
-from smpref.errors import CryptoError
+from smpref.errors import CryptoError, StoreError
 from smpref.model import DAY, ServerConfig
+from smpref.model.queue_store import MemoryStore
 from smpref.testing.differential import DifferentialLoopback
 from smpref.testing.loopback import Loopback, LoopbackConnection
 from smpref.testing.queue_machine import error_of
@@ -574,3 +575,304 @@ def test_two_readers_of_one_queue(make_lb: Callable[..., Loopback]) -> None:
     assert again.tag == "MSG" and again.message.msg_id == m1.msg_id
     _, received, repeated = q.owner.open_message(again.message)
     assert repeated and received.body == b"m1"  # recognised, not passed to the mirror twice
+
+
+@req("QUEUE-10", "QUEUE-3", "LINK-2", "CMD-12")
+@pytest.mark.parametrize("field", ["link_id", "sender_id", "notifier_id"])
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_chosen_ids_of_any_other_length_are_refused(lb: Loopback, field: str,
+                                                    delta: int) -> None:
+    """One byte short or one byte long: both are CMD SYNTAX (the link ID is 32 bytes, the
+    sender and notifier IDs 24)."""
+    conn = lb.connect()
+    keys = LinkKeys.generate(lb.client_random)
+    rnd = lb.client_random
+    request, _, _ = notifier_request(lb)
+    sizes = {"link_id": 32, "sender_id": 24, "notifier_id": 24}
+    chosen = {name: rnd(size + (delta if name == field else 0)) for name, size in sizes.items()}
+    owner = OwnedQueue(AuthKeyPair.ed25519(rnd), DhKeyPair.generate(rnd))
+    link = QueueLink(link_id=chosen["link_id"], sender_id=chosen["sender_id"],
+                     enc_link_data=make_link_blob(keys, rnd, LinkData(conn_req=b"r",
+                                                                      user_data=b""), []))
+    new = NEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
+              basic_auth=None, sub_mode=SubMode.OnlyCreate,
+              queue_request=QueueRequest(conn_mode=Mode.Invitation, queue_link=link),
+              ntf_request=NtfRequest(notifier_id=chosen["notifier_id"],
+                                     ntf_auth_key=request.ntf_auth_key,
+                                     rcv_ntf_dh_key=request.rcv_ntf_dh_key))
+    assert error_of(conn.send(new, key=owner.auth_key)[0]) == "CMD SYNTAX"
+
+
+@req("QUEUE-3", "QUEUE-4")
+def test_one_id_chosen_twice_in_one_new_is_refused(lb: Loopback) -> None:
+    conn = lb.connect()
+    request, _, _ = notifier_request(lb)
+    twice = NtfRequest(notifier_id=b"s" * 24, ntf_auth_key=request.ntf_auth_key,
+                       rcv_ntf_dh_key=request.rcv_ntf_dh_key)
+    assert error_of(create(lb, conn, link=True, sender_id=b"s" * 24,
+                           ntf=twice).replies[0]) == "AUTH"
+    assert create(lb, conn, link=True, sender_id=b"t" * 24, ntf=request).replies[0].tag == "IDS"
+
+
+@req("CMD-10", "QUEUE-10")
+def test_a_password_sent_to_a_server_without_one_is_ignored(lb: Loopback) -> None:
+    """Only a server with a password checks NEW's basicAuth."""
+    conn = lb.connect()
+    owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
+    new = NEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
+              basic_auth=b"anything", sub_mode=SubMode.OnlyCreate, queue_request=None,
+              ntf_request=None)
+    assert conn.send(new, key=owner.auth_key)[0].tag == "IDS"
+
+
+@req("QUEUE-10", "AUTH-3")
+@pytest.mark.parametrize("which", ["rcv_dh_key", "rcv_ntf_dh_key"])
+def test_either_low_order_dh_key_refuses_new(lb: Loopback, which: str) -> None:
+    from smpref.wire import KeyAlgorithm, PublicKey
+
+    conn = lb.connect()
+    zero = PublicKey(KeyAlgorithm.X25519, bytes(32))
+    request, _, _ = notifier_request(lb)
+    owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
+    ntf = NtfRequest(notifier_id=request.notifier_id, ntf_auth_key=request.ntf_auth_key,
+                     rcv_ntf_dh_key=zero if which == "rcv_ntf_dh_key" else request.rcv_ntf_dh_key)
+    new = NEW(rcv_auth_key=owner.auth_key.public,
+              rcv_dh_key=zero if which == "rcv_dh_key" else owner.dh_key.public,
+              basic_auth=None, sub_mode=SubMode.OnlyCreate, queue_request=None, ntf_request=ntf)
+    assert error_of(conn.send(new, key=owner.auth_key)[0]) == "CMD SYNTAX"
+
+
+@req("QUEUE-6")
+@pytest.mark.parametrize("mode", ["invitation", "contact"])
+def test_a_blob_of_exactly_the_limit_fits_and_one_byte_more_does_not(lb: Loopback,
+                                                                      mode: str) -> None:
+    conn = lb.connect()
+    config = ServerConfig()
+    limit = config.invitation_blob_limit if mode == "invitation" else config.contact_blob_limit
+
+    def blob_of(size: int) -> LinkBlob:
+        overhead = len(LinkBlob(parts=(LinkPart(priority=Priority.Mandatory,
+                                                sealed=b"x" * (size - 8)),)).encode()) - size + 8
+        blob = LinkBlob(parts=(LinkPart(priority=Priority.Mandatory,
+                                        sealed=b"x" * (size - overhead)),))
+        assert len(blob.encode()) == size
+        return blob
+
+    connection_mode = Mode.Invitation if mode == "invitation" else Mode.Contact
+    fits = create(lb, conn, link=True, mode=connection_mode, blob=blob_of(limit))
+    assert fits.replies[0].tag == "IDS"
+    over = create(lb, conn, link=True, mode=connection_mode, blob=blob_of(limit + 1))
+    assert error_of(over.replies[0]) == "LARGE_MSG"
+
+
+def _optional_parts_left(lb: Loopback, q: Q) -> int:
+    reader = lb.connect()
+    assert q.link is not None
+    corr, replies = reader.request(LGET(sender_key=None), q.link.k)
+    queue_link = reader.client.open_link(q.link, corr, replies[0].message.sealed)
+    return len(read_link_blob(q.link, queue_link.enc_link_data)[1])
+
+
+@req("QUEUE-9", "RET-7")
+def test_relief_takes_the_oldest_first_then_the_cutoff_day_only_as_far_as_needed(
+        make_lb: Callable[..., Loopback]) -> None:
+    """Three queues of 898 blob bytes each (300 of them mandatory): one updated on day 0, two
+    on day 2. Getting from 2694 to the low water mark of 1900 takes the day-0 queue's 598
+    optional bytes and one day-2 queue's: never both day-2 queues while the older one keeps its
+    parts, whatever order the queues' IDs put them in."""
+    orders = set()
+    for seed in range(12):
+        lb = make_lb(100 + seed, config=ServerConfig(blob_bytes_high_water=2600,
+                                                     blob_bytes_low_water=1900))
+        conn = lb.connect()
+        old = create(lb, conn, mode=Mode.Contact, link=True, optional=2)
+        lb.clock.advance(2 * DAY)
+        newer = [create(lb, conn, mode=Mode.Contact, link=True, optional=2) for _ in range(2)]
+        assert lb.store.blob_bytes() == 3 * 898
+        orders.add(sorted([old.rid, *(q.rid for q in newer)]).index(old.rid))
+        lb.expire()
+        assert _optional_parts_left(lb, old) == 0
+        assert sorted(_optional_parts_left(lb, q) for q in newer) == [0, 2]
+        assert lb.store.blob_bytes() == 300 + 300 + 898
+    assert orders == {0, 1, 2}  # the oldest queue came first, in the middle and last
+
+
+@req("QUEUE-9")
+@pytest.mark.parametrize("high_water", [2 * 898, 2 * 898 + 100])
+def test_blobs_at_or_under_the_high_water_mark_are_left_alone(
+        make_lb: Callable[..., Loopback], high_water: int) -> None:
+    lb = make_lb(7, config=ServerConfig(blob_bytes_high_water=high_water,
+                                        blob_bytes_low_water=898))
+    conn = lb.connect()
+    queues = [create(lb, conn, mode=Mode.Contact, link=True, optional=2) for _ in range(2)]
+    lb.clock.advance(DAY)
+    lb.expire()
+    assert [_optional_parts_left(lb, q) for q in queues] == [2, 2]
+
+
+# The sliced sweeps below call the model's sweep directly, which the differential loopback
+# would not mirror: they run over the memory store only.
+
+
+@req("RET-7", "RET-2")
+def test_a_sweep_in_slices_of_one_queue_reaches_every_queue() -> None:
+    lb = Loopback(seed=9, config=ServerConfig(contact_days=1))
+    conn = lb.connect()
+    queues = [create(lb, conn, mode=Mode.Contact) for _ in range(4)]
+    lb.clock.advance(3 * DAY)
+    for _ in range(10):
+        _, done = lb.server.sweep(limit=1)
+        if done:
+            break
+    assert all(lb.store.get(q.rid) is None for q in queues)
+
+
+@req("RET-7", "QUEUE-9")
+def test_a_sweep_in_slices_counts_each_queue_once() -> None:
+    """Three queues updated on days 0, 1 and 2, swept two at a time: reaching the low water
+    mark takes the day-0 queue's optional parts and the day-1 queue's, wherever their IDs put
+    them. A slice that started again inside the last one would count a queue's bytes twice
+    and stop too early."""
+    positions = set()
+    for seed in range(12):
+        lb = Loopback(seed=200 + seed, config=ServerConfig(blob_bytes_high_water=2600,
+                                                           blob_bytes_low_water=1900))
+        conn = lb.connect()
+        queues = []
+        for _ in range(3):
+            queues.append(create(lb, conn, mode=Mode.Contact, link=True, optional=2))
+            lb.clock.advance(DAY)
+        positions.add(sorted(q.rid for q in queues).index(queues[0].rid))
+        for _ in range(20):
+            _, done = lb.server.sweep(limit=2)
+            if done:
+                break
+        assert [_optional_parts_left(lb, q) for q in queues] == [0, 0, 2]
+    assert positions == {0, 1, 2}
+
+
+@req("QUEUE-9")
+def test_relief_takes_a_single_optional_part_too(make_lb: Callable[..., Loopback]) -> None:
+    lb = make_lb(11, config=ServerConfig(blob_bytes_high_water=500, blob_bytes_low_water=400))
+    conn = lb.connect()
+    q = create(lb, conn, mode=Mode.Contact, link=True, optional=1)
+    assert lb.store.blob_bytes() == 599
+    lb.expire()
+    assert _optional_parts_left(lb, q) == 0 and lb.store.blob_bytes() == 300
+
+
+@req("QUEUE-9", "RET-7")
+@pytest.mark.parametrize("low_water", [1300, 898])
+def test_relief_stops_at_the_low_water_mark_even_where_its_plan_says_more(
+        low_water: int) -> None:
+    """The relief plan is made when the scan ends; a queue deleted before relief reaches the
+    others brings the blobs under (or exactly to) the low water mark, and relief then drops
+    nothing."""
+    lb = Loopback(seed=5, config=ServerConfig(blob_bytes_high_water=1500,
+                                              blob_bytes_low_water=low_water))
+    conn = lb.connect()
+    old = create(lb, conn, mode=Mode.Contact, link=True, optional=2)
+    lb.clock.advance(2 * DAY)
+    newer = create(lb, conn, mode=Mode.Contact, link=True, optional=2)
+    for _ in range(10):
+        lb.server.sweep(limit=1)
+        if lb.server.sweep_state.relieving:
+            break
+    assert lb.server.sweep_state.relieving  # the plan says: drop the old queue's parts
+    assert newer.cmd(DEL())[0].tag == "OK"
+    for _ in range(10):
+        if lb.server.sweep(limit=1)[1]:
+            break
+    assert _optional_parts_left(lb, old) == 2 and lb.store.blob_bytes() == 898
+
+
+@req("QUEUE-9", "RET-7")
+@pytest.mark.parametrize(("excess", "cutoff_day_drops"), [(1196, 1), (1197, 2)])
+def test_relief_of_the_cutoff_day_keeps_to_its_byte_budget(excess: int,
+                                                           cutoff_day_drops: int) -> None:
+    """Day 0: a queue with 598 optional bytes and one with none; day 1: two with 598 each.
+    To free 1196 bytes relief takes day 0's 598 and a budget of exactly 598 from day 1: one
+    queue. To free 1197 the budget is 599: both. A queue added between the plan and the relief
+    keeps the stored bytes above the low water mark, so only the budget decides."""
+    def four_queues(config: ServerConfig) -> tuple[Loopback, LoopbackConnection, list[Q], list[Q]]:
+        lb = Loopback(seed=21, config=config)  # the same seed: the same blob sizes
+        conn = lb.connect()
+        day0 = [create(lb, conn, mode=Mode.Contact, link=True, optional=n) for n in (2, 0)]
+        lb.clock.advance(DAY)
+        day1 = [create(lb, conn, mode=Mode.Contact, link=True, optional=2) for _ in range(2)]
+        return lb, conn, day0, day1
+
+    total = four_queues(ServerConfig())[0].store.blob_bytes()
+    lb, conn, day0, day1 = four_queues(ServerConfig(blob_bytes_high_water=total - 1,
+                                                    blob_bytes_low_water=total - excess))
+    lb.clock.advance(DAY)
+    for _ in range(10):
+        lb.server.sweep(limit=1)
+        if lb.server.sweep_state.relieving:
+            break
+    assert lb.server.sweep_state.relieving
+    create(lb, conn, mode=Mode.Contact, link=True, optional=2)  # day 2: not relieved
+    for _ in range(20):
+        if lb.server.sweep(limit=1)[1]:
+            break
+    assert _optional_parts_left(lb, day0[0]) == 0
+    assert sum(_optional_parts_left(lb, q) == 0 for q in day1) == cutoff_day_drops
+
+
+class BrokenQueueStore(MemoryStore):
+    """A memory store that cannot read one queue (``broken``): its record with ``get``, or
+    its records with ``records``, as ``method`` says."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__()
+        self.method, self.broken = method, b""
+
+    def _check(self, method: str, rid: bytes) -> None:
+        if method == self.method and rid == self.broken:
+            raise StoreError(rid.hex(), "cannot be read")
+
+    def get(self, rid: bytes) -> Any:
+        self._check("get", rid)
+        return super().get(rid)
+
+    def records(self, rid: bytes) -> Any:
+        self._check("records", rid)
+        return super().records(rid)
+
+
+@req("RET-7", "RET-2")
+def test_a_queue_the_store_cannot_read_is_skipped_and_the_sweep_goes_on() -> None:
+    store = BrokenQueueStore("get")
+    lb = Loopback(seed=13, config=ServerConfig(contact_days=1), store=store)
+    conn = lb.connect()
+    queues = [create(lb, conn, mode=Mode.Contact) for _ in range(3)]
+    store.broken = queues[1].rid
+    lb.clock.advance(3 * DAY)
+    lb.expire()
+    assert [lb.store.get(q.rid) is None for q in queues[::2]] == [True, True]
+    store.broken = b""
+    assert lb.store.get(queues[1].rid) is not None
+    assert len(lb.server.store_errors) == 1 and queues[1].rid.hex() in lb.server.store_errors[0]
+
+
+@req("STORE-11", "STORE-12")
+def test_a_store_failure_answers_err_store_and_the_server_serves_the_other_queues() -> None:
+    store = BrokenQueueStore("records")
+    lb = Loopback(seed=17, store=store)
+    conn = lb.connect()
+    broken, fine = create(lb, conn), create(lb, conn)
+    store.broken = broken.rid
+    assert error_of(broken.cmd(GET())[0]) == "STORE"
+    assert fine.cmd(GET())[0].tag == "MSG"  # its Initial record
+    assert len(lb.server.store_errors) == 1
+
+
+@req("RET-7")
+def test_a_sweep_slice_handles_256_queues_by_default() -> None:
+    lb = Loopback(seed=19, config=ServerConfig(contact_days=1))
+    conn = lb.connect()
+    queues = [create(lb, conn, mode=Mode.Contact) for _ in range(257)]
+    lb.clock.advance(3 * DAY)
+    _, done = lb.server.sweep()
+    assert not done
+    assert sum(lb.store.get(q.rid) is None for q in queues) == 256

@@ -125,6 +125,8 @@ def test_gaps_are_bounded() -> None:
     rejected(mirror, far.encode(), "gap-too-large")
     quota = r.quota_marker(r.RatchetState(seq=1, key=state.key))
     assert mirror.receive(quota).verdict is r.RecordVerdict.VALID and mirror.next_seq == 1
+    beyond = r.quota_marker(r.RatchetState(seq=4, key=state.key))  # after lost messages
+    assert mirror.receive(beyond).verdict is r.RecordVerdict.VALID and mirror.next_seq == 1
 
 
 @req("QENC-2", "QENC-4")
@@ -174,3 +176,71 @@ def test_forward_secrecy_and_post_compromise_security() -> None:
     owner.receive(first)
     owner.receive(update)
     assert owner.receive(later).body == b"after the update"
+
+
+@req("QENC-8")
+def test_a_gap_of_exactly_1024_lost_messages_is_stepped_over_and_1025_is_not() -> None:
+    """QENC-8's bound, written as the spec writes it (1024), not read from the code."""
+    state, initial, _ = fresh()
+    records = []
+    for n in range(1026):
+        state, record = r.encrypt(state, b"%d" % n)
+        records.append(record)
+    mirror = r.ClientRatchet(OWNER)
+    mirror.receive(initial)
+    accepted = mirror.receive(records[1024])  # seq 1025: messages 1..1024 lost
+    assert accepted.verdict is r.RecordVerdict.GAP and accepted.skipped == 1024
+    assert accepted.body == b"1024"
+    too_far = r.ClientRatchet(OWNER)
+    too_far.receive(initial)
+    rejected(too_far, records[1025], "gap-too-large")  # seq 1026: 1025 lost
+
+
+@req("QENC-8", "QENC-6")
+def test_an_initial_record_with_another_number_than_0_is_refused() -> None:
+    _, initial, _ = fresh()
+    record = r.decode_record(initial)
+    for seq in (3, 1):
+        moved = r.RatchetRecord(kind=record.kind, seq=seq, payload=record.payload).encode()
+        rejected(r.ClientRatchet(OWNER), moved, "missing-key-record")
+    mirror = r.ClientRatchet(OWNER)
+    mirror.receive(initial)
+    rejected(mirror, initial, "replay")
+
+
+@req("QENC-8", "QENC-6")
+def test_a_key_record_sealed_for_an_earlier_number_is_refused() -> None:
+    """The sealed number must equal the record's, in both directions (QENC-6)."""
+    state, initial, random = fresh()
+    for body in (b"1", b"2"):
+        state, _ = r.encrypt(state, body)
+    state, update = r.update(state, x25519_public(OWNER), random)  # sealed for 3
+    sealed = r.decode_record(update)
+    later = r.RatchetRecord(kind=sealed.kind, seq=sealed.seq + 2, payload=sealed.payload)
+    mirror = r.ClientRatchet(OWNER)
+    mirror.receive(initial)
+    rejected(mirror, later.encode(), "tampered")
+
+
+@req("QENC-8")
+def test_quota_markers_before_the_next_number_are_replays_and_nothing_is_skipped() -> None:
+    mirror, records = chain()
+    first = mirror.receive(records[0])
+    assert first.skipped == 0 and first.verdict is r.RecordVerdict.VALID
+    for record in records[1:4]:
+        mirror.receive(record)
+    state = r.RatchetState(seq=mirror.next_seq, key=b"\x00" * 32)
+    here = mirror.receive(r.quota_marker(state))
+    assert here.skipped == 0 and here.verdict is r.RecordVerdict.VALID
+    rejected(mirror, r.quota_marker(r.RatchetState(seq=2, key=b"\x00" * 32)), "replay")
+
+
+@req("QENC-8", "QENC-6")
+def test_a_new_mirror_expects_number_0_first() -> None:
+    """Numbers are signed Int64s on the wire: a record numbered below 0 is a replay even for a
+    mirror that has received nothing yet."""
+    mirror = r.ClientRatchet(OWNER)
+    rejected(mirror, r.quota_marker(r.RatchetState(seq=-1, key=b"\x00" * 32)), "replay")
+    rejected(mirror, r.RatchetRecord(kind=r.RecordKind.Message, seq=-1,
+                                     payload=b"x" * 20).encode(), "replay")
+    assert mirror.next_seq == 0

@@ -22,6 +22,7 @@ from hypothesis.stateful import INVARIANT_MARKER, run_state_machine_as_test
 from smpref.campaign.run_records import FAIL, PASS, RunRecord
 from smpref.campaign.signatures import origin, signature
 from smpref.campaign.targets import TargetSpec, executor_name, register
+from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.loopback import Loopback
 from smpref.testing.queue_machine import QueueMachine
 
@@ -80,11 +81,12 @@ class MachineTarget:
         started = time.perf_counter()
         failure: BaseException | None = None
         try:
-            run_state_machine_as_test(hypothesis_seed(seed)(Observed), settings=settings(
-                max_examples=EXAMPLES, stateful_step_count=steps, deadline=None, database=None,
-                derandomize=False, print_blob=False, report_multiple_bugs=False,
-                phases=[Phase.generate, Phase.shrink],
-                suppress_health_check=list(HealthCheck)))
+            with same_draws_everywhere():  # a seed draws the same program on any executor
+                run_state_machine_as_test(hypothesis_seed(seed)(Observed), settings=settings(
+                    max_examples=EXAMPLES, stateful_step_count=steps, deadline=None,
+                    database=None, derandomize=False, print_blob=False,
+                    report_multiple_bugs=False, phases=[Phase.generate, Phase.shrink],
+                    suppress_health_check=list(HealthCheck)))
         except Exception as exc:  # a failing program is data, not a crash of the campaign
             failure = exc
         seconds = time.perf_counter() - started

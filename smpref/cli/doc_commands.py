@@ -142,7 +142,8 @@ def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,  # noqa: PLR
     else:
         lines = [f"{r.requirement:<10} tests {len(r.citations['tests']):>3}  vectors "
                  f"{len(r.citations['vectors']):>3}  cases {len(r.citations['cases']):>3}  "
-                 f"rules {len(r.citations['rules']):>3}  model {len(r.citations['model']):>3}"
+                 f"rules {len(r.citations['rules']):>3}  model {len(r.citations['model']):>3}  "
+                 f"oracle {','.join(r.citations['oracle']) or '-'}"
                  + (f"  exempt: {r.exempt}" if r.exempt else "")
                  + ("" if r.covered or r.exempt else "  NOTHING CITES IT")
                  for r in matrix.rows]

@@ -22,7 +22,7 @@ from smpref.coverage.reached import reached
 from smpref.errors import SmprefError
 from smpref.model.rules import RULES
 
-KINDS = ("tests", "vectors", "cases", "rules", "model")
+KINDS = ("tests", "vectors", "cases", "rules", "model", "oracle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,13 @@ def rule_citations() -> Iterator[Citation]:
 
 
 def model_citations(seeds: int) -> Iterator[Citation]:
-    """What the model's state machine reached under seeds 0..seeds-1."""
-    for requirement, names in reached(range(seeds)).items():
+    """What the model's state machine reached under seeds 0..seeds-1 ("model"), and which
+    requirements it checked there against its oracle ("oracle", cited by the machine's name)."""
+    if not seeds:
+        return
+    found, checked = reached(range(seeds))
+    for requirement, names in found.items():
         for name in sorted(names):
             yield Citation(requirement, "model", name)
+    for requirement in sorted(checked):
+        yield Citation(requirement, "oracle", "QueueMachine")

@@ -88,7 +88,9 @@ def build(tests: Path | None, vectors: Path | None, *, runs: int = 4) -> Matrix:
     citations: list[Citation] = [*case_citations(), *rule_citations(), *model_citations(runs)]
     sources = {"cases": "smpref.conform.cases", "rules": "smpref.model.rules",
                "model": f"the model's state machine under seeds 0..{runs - 1}" if runs
-               else "not run"}
+               else "not run",
+               "oracle": "the model's state machine's oracle checks under the same seeds"
+               if runs else "not run"}
     for kind, folder, collect in (("tests", tests, test_citations),
                                   ("vectors", vectors, vector_citations)):
         if folder is None:
@@ -125,15 +127,19 @@ def markdown(matrix: Matrix) -> str:
         f"{counts['exempt']} exempt ([why](../spec/{EXEMPTIONS_PAGE.removesuffix('.md')}.md)), "
         f"{counts['gaps']} with nothing.", "",
         "The `model` column counts the rules and transitions of the reference model that",
-        "reported the requirement while its state machine ran under fixed seeds.", "",
-        "| requirement | tests | vectors | cases | rules | model | cited by (first of each) |",
-        "|---|---|---|---|---|---|---|",
+        "reported the requirement while its state machine ran under fixed seeds; `oracle`",
+        "names the state machine that checked the requirement's outcomes there against its",
+        "oracle written from the spec (smpref.testing.queue_oracle).", "",
+        "| requirement | tests | vectors | cases | rules | model | oracle "
+        "| cited by (first of each) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in matrix.rows:
         first = "; ".join(f"`{v[0]}`" for v in row.citations.values() if v)
         if row.exempt:
             first = (first + "; " if first else "") + f"exempt: {row.exempt}"
-        counts_of = " | ".join(str(len(row.citations[k])) for k in KINDS)
+        counts_of = " | ".join(str(len(row.citations[k])) for k in KINDS if k != "oracle")
+        counts_of += " | " + (", ".join(row.citations["oracle"]) or "-")
         lines.append(f"| {row.requirement} | {counts_of} | {first or '**nothing**'} |")
     return "\n".join(lines) + "\n"
 

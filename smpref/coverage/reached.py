@@ -15,8 +15,10 @@ from smpref.testing.queue_machine import QueueMachine, run_seed
 
 
 def reached(seeds: Iterable[int], *, examples: int = 4, steps: int = 40
-            ) -> dict[str, set[str]]:
-    """requirement ID -> the names of the rules and transitions that reported it."""
+            ) -> tuple[dict[str, set[str]], set[str]]:
+    """requirement ID -> the names of the rules and transitions that reported it; and the
+    requirement IDs the machine checked against its oracle
+    (:mod:`smpref.testing.queue_oracle`) in those runs."""
     found: dict[str, set[str]] = {}
 
     def observe(name: str, requirements: tuple[str, ...]) -> None:
@@ -34,4 +36,6 @@ def reached(seeds: Iterable[int], *, examples: int = 4, steps: int = 40
         if not result.ok:
             raise AssertionError(f"the state machine failed under seed {seed}: "
                                  f"{result.failure}")
-    return found
+    checked = {key.removeprefix("checked ") for key, n in Observed.totals().items()
+               if key.startswith("checked ") and n}
+    return found, checked

@@ -201,8 +201,9 @@ class ClientRatchet:
         return Received(kind, seq, body, verdict, skipped)
 
     def _initial(self, record: RatchetRecord) -> Received:
-        if record.seq != 0 or self.next_seq != 0:
-            raise RatchetError("missing-key-record" if record.seq else "replay",
+        # An Initial record numbered 0 after the first one was refused as a replay already.
+        if record.seq != 0:
+            raise RatchetError("missing-key-record",
                                f"Initial record {record.seq} when {self.next_seq} is expected")
         self.key = self._open_secret(record)
         self.next_seq = 1

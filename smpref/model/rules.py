@@ -156,7 +156,6 @@ NOT_VALID = frozenset({Credential.NONE, Credential.INVALID})
 SIGNED = frozenset({Credential.VALID, Credential.INVALID})
 VALID = frozenset({Credential.VALID})
 ABSENT = False
-FOUND = True
 INVITATION, CONTACT = ConnectionMode.Invitation, ConnectionMode.Contact
 SECURED, UNSECURED = Security.SECURED, Security.UNSECURED
 SUSPENDED = QueueStatus.SUSPENDED

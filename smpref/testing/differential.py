@@ -139,9 +139,11 @@ class DifferentialMachine(QueueMachine):
         lb = self.lb
         assert isinstance(lb, DifferentialLoopback)
         lb.reopen(clean=clean)
+        self._fired("reopen_store")
         self.trace.append(f"REOPEN clean={clean}")
 
     def teardown(self) -> None:
+        super().teardown()
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 

@@ -1,39 +1,37 @@
 """A Hypothesis state machine that drives the model through random interleavings.
 
-Several sessions create, link, secure, message, suspend, expire and delete queues through the
-wire format (:mod:`smpref.testing.loopback`), while the clock advances across retention periods.
-The machine keeps a small oracle of what each owner and sender knows, checks each answer
-against the spec, and checks these invariants after every step:
+Several sessions create, link, join through links, secure, message, subscribe, read, suspend,
+drain, expire and delete queues, subscribe to notifications and send commands with the wrong
+credentials, through the wire format (:mod:`smpref.testing.loopback`), while the clock advances
+across retention periods.
 
-* no message is delivered twice or lost (MSG-9): each queue's decrypted messages are the sent
-  messages in order, minus only those that expired (RET-5);
-* a secured queue never accepts an unsigned SEND (MSG-1);
-* link data decrypts only with its own link key, never another queue's (LINK-4, LINK-6);
-* retention never removes a queue inside its period (RET-3);
-* dropped blobs never take the mandatory part (QUEUE-9);
-* the ratchet mirror decrypts every delivered record (QENC-5).
+Before every command, the oracle (:class:`smpref.testing.queue_oracle.SpecServer`, written from
+spec/ and independent of the model) says what every session must receive; the machine compares
+each transmission the server really sent with it: answers and errors, pushed MSG, END and NMSG,
+the record each MSG carries (kind, number, time, ``last`` flag, decrypted body), COUNT's number.
+After every step the store must hold what the oracle says (never the other way round), and no
+message may be lost or opened twice (MSG-9).
 
-It lives in the package, not in tests/, so that ``smpref model fuzz`` and other programs can
-run it by seed (:func:`run_seed`).
+The machine counts what it did (:meth:`QueueMachine.totals`): the tests hold it to depth floors.
+It lives in the package, not in tests/, so that ``smpref model fuzz`` and the campaigns can run
+it by seed (:func:`run_seed`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from hypothesis import HealthCheck, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    Bundle,
-    MultipleResults,
     RuleBasedStateMachine,
-    consumes,
     initialize,
     invariant,
-    multiple,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -48,10 +46,24 @@ from smpref.client.core import (
     make_link_blob,
     read_link_blob,
 )
+from smpref.crypto.primitives import box_key, secretbox_open
 from smpref.errors import CryptoError
 from smpref.model.config import DAY, ServerConfig
-from smpref.model.records import StoredRecord
+from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.loopback import Loopback, LoopbackConnection
+from smpref.testing.queue_oracle import (
+    NMSG_PADDED,
+    RCV_MESSAGE_PADDED,
+    Delivery,
+    Event,
+    Expected,
+    Limits,
+    Notice,
+    Rec,
+    SpecQueue,
+    SpecServer,
+)
+from smpref.wire.blocks import unpad
 from smpref.wire.messages import (
     ACK,
     COUNT,
@@ -64,7 +76,10 @@ from smpref.wire.messages import (
     LINK,
     LSET,
     MSG,
+    NDEL,
     NEW,
+    NMSG,
+    NSUB,
     OFF,
     PING,
     SEND,
@@ -75,15 +90,18 @@ from smpref.wire.messages import (
     LinkData,
     LinkPartPriority,
     MsgFlags,
+    NtfMetadata,
     NtfRequest,
     OptionalLinkData,
     OptionalPartKind,
     QueueLink,
     QueueRequest,
+    RcvMessage,
     RecordKind,
     SubscriptionMode,
 )
-from smpref.wire.schema import render_error
+from smpref.wire.schema import decode_struct, render_error
+from smpref.wire.structs import Message
 from smpref.wire.type_codecs import VariantCodec
 
 #: small limits, so that quotas, key updates, pressure and expiry happen in short runs
@@ -100,7 +118,6 @@ MACHINE_CONFIG = ServerConfig(
 )
 
 
-
 def error_of(reply: Reply) -> str:
     """The kind of an ERR reply: "AUTH", "CMD PROHIBITED", "STORE" (without STORE's free
     text); "" for any other reply."""
@@ -112,47 +129,74 @@ def error_of(reply: Reply) -> str:
     return error.CODEC.tag.decode() if isinstance(error.CODEC, VariantCodec) else ""
 
 
+#: the oracle's view of MACHINE_CONFIG: the limits its rules depend on
+LIMITS = Limits(
+    quota=MACHINE_CONFIG.quota,
+    message_ttl_seconds=MACHINE_CONFIG.message_ttl_seconds,
+    unsecured_invitation_days=MACHINE_CONFIG.unsecured_invitation_days,
+    contact_days=MACHINE_CONFIG.contact_days,
+    ratchet_update_interval=MACHINE_CONFIG.ratchet_update_interval,
+)
+
+KIND_LETTER = {
+    RecordKind.Initial: "I",
+    RecordKind.Message: "M",
+    RecordKind.Update: "U",
+    RecordKind.Quota: "Q",
+}
+
+#: at most this many queues and sessions at once: few queues, so each one sees many messages
+MAX_QUEUES = 3
+MAX_SESSIONS = 4
+PICK = st.integers(0, 63)  # an index into the live queues or the sessions, taken modulo
+
+
 @dataclass
 class QueueHandle:
-    """What the machine's oracle knows about one queue."""
+    """One queue as its owner and its senders know it, with the oracle's view of it
+    (:class:`smpref.testing.queue_oracle.SpecQueue`)."""
 
     owner: OwnedQueue
     owner_session: LoopbackConnection
-    mode: ConnectionMode
-    created_day: int
+    spec: SpecQueue
     link: LinkKeys | None = None
     link_data: tuple[LinkData, list[OptionalLinkData]] | None = None
+    link_dropped_on_send: bool = False  # secured by LGET: the link data goes at the first SEND
     sender_key: AuthKeyPair | None = None
-    secured: bool = False
-    suspended: bool = False
-    deleted: bool = False
-    updated_day: int = 0
+    notifier_key: AuthKeyPair | None = None
+    notifier_id: bytes = b""  # as created: NDEL removes it from the queue, not from here
+    ntf_secret: bytes | None = None  # opens NMSG metadata (MSG-7)
     sent: list[bytes] = field(default_factory=list)
-    delivered: list[bytes] = field(default_factory=list)
-    skipped: int = 0
-    subscribed: LoopbackConnection | None = None
-    get_sessions: list[LoopbackConnection] = field(default_factory=list)
-    in_flight: dict[bytes, bytes] = field(default_factory=dict)  # session -> msg id
-    expired: int = 0  # Message records removed by expiry (RET-5)
+    delivered: list[bytes] = field(default_factory=list)  # opened by the owner, once each
+    expired: list[bytes] = field(default_factory=list)
 
     @property
     def rid(self) -> bytes:
         return self.owner.recipient_id
 
+    @property
+    def contact(self) -> bool:
+        return self.spec.mode == "contact"
+
 
 class QueueMachine(RuleBasedStateMachine):
-    """Random interleavings of every command, from several sessions, with time passing."""
+    """Random interleavings of every command, from several sessions, with time passing; every
+    answer and every pushed transmission is compared with :class:`SpecServer`'s."""
 
-    sessions = Bundle("sessions")
-    queues = Bundle("queues")
-    keys = Bundle("keys")  # sender keys, shared across queues to try them where they don't fit
-    links = Bundle("links")  # link keys, to read links from any session
+    #: totals over every run, by machine class, read by the depth test (:func:`totals`)
+    TOTALS: ClassVar[dict[type, Counter[str]]] = {}
 
     def __init__(self) -> None:
         super().__init__()
         self.lb = self.make_loopback()
+        self.spec = SpecServer(LIMITS)
+        self.sessions: list[LoopbackConnection] = [self.lb.connect()]
         self.handles: list[QueueHandle] = []
+        self.owners: dict[int, QueueHandle] = {}  # record uid -> its queue
+        self.msg_ids: dict[bytes, int] = {}  # message ID -> record uid (IDs are unique)
         self.trace: list[str] = []
+        self.checked: set[str] = set()
+        self.stats: Counter[str] = Counter()
         self.counter = 0
 
     def make_loopback(self) -> Loopback:
@@ -160,115 +204,276 @@ class QueueMachine(RuleBasedStateMachine):
         (:mod:`smpref.testing.differential`)."""
         return Loopback(seed=0, config=MACHINE_CONFIG)
 
+    @classmethod
+    def rule_names(cls) -> list[str]:
+        """The names of the machine's rules, its initializers left out (read from the marker
+        Hypothesis puts on each rule)."""
+        return sorted(
+            name
+            for name in dir(cls)
+            if getattr(getattr(cls, name, None), "hypothesis_stateful_rule", None) is not None
+        )
+
+    @classmethod
+    def totals(cls) -> Counter[str]:
+        """What every run of this machine class did so far: rules fired ("rule <name>"),
+        messages sent, delivered and expired, quota answers, drained suspensions, ``last``
+        flags, runs, and in how many runs each requirement was checked ("checked <ID>")."""
+        return cls.TOTALS.setdefault(cls, Counter())
+
+    def teardown(self) -> None:
+        totals = type(self).totals()
+        totals.update(self.stats)
+        totals["runs"] += 1
+        for requirement in self.checked:
+            totals["checked " + requirement] += 1
+
     # --- plumbing --------------------------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        return self.lb.clock.now()
 
     def _body(self) -> bytes:
         self.counter += 1
         return b"message %d" % self.counter
 
+    def _live(self) -> list[QueueHandle]:
+        return [h for h in self.handles if not h.spec.deleted]
 
-    def _log(self, step: str, replies: list[Reply]) -> None:
-        self.trace.append(f"{step} -> {','.join(r.tag + ':' + error_of(r) for r in replies)}")
+    def _queue(self, index: int) -> QueueHandle:
+        live = self._live()
+        return live[index % len(live)]
 
-    def _handle_for(self, rid: bytes) -> QueueHandle | None:
-        return next((h for h in self.handles if h.rid == rid and not h.deleted), None)
+    def _session(self, index: int) -> LoopbackConnection:
+        return self.sessions[index % len(self.sessions)]
 
-    def _take(self, connection: LoopbackConnection, reply: Reply) -> None:
-        """A MSG reaching a session: its queue's owner opens it (QENC-5, MSG-9)."""
-        if reply.tag == "END":
-            handle = self._handle_for(reply.transmission.entity_id)
-            if handle is not None and handle.subscribed is connection:
-                handle.subscribed = None
-                handle.in_flight.pop(connection.session_id, None)
-            return
-        if reply.tag != "MSG":
-            return
-        handle = self._handle_for(reply.transmission.entity_id)
-        assert handle is not None, "MSG for an unknown queue"
-        body, received, again = handle.owner.open_message(reply.expect(MSG))  # QENC-5
-        handle.in_flight[connection.session_id] = reply.expect(MSG).msg_id
-        if again:
-            return
-        handle.skipped += received.skipped
-        if received.kind is RecordKind.Message:
-            assert received.body is not None
-            handle.delivered.append(received.body)
-        if body.flags.last:  # ROT-4: only the last record of a suspended queue
-            assert handle.suspended, "last flag on a queue that is not suspended"
+    def _fired(self, name: str) -> None:
+        self.stats["rule " + name] += 1
 
-    def _drain(self) -> None:
-        for connection in list(self.lb.connections.values()):
-            while connection.inbox:
-                self._take(connection, connection.inbox.popleft())
+    def _collect(
+        self, first: LoopbackConnection | None, replies: list[Reply]
+    ) -> dict[bytes, list[Reply]]:
+        got: dict[bytes, list[Reply]] = {}
+        if first is not None:
+            got[first.session_id] = list(replies)
+        for connection in self.lb.connections.values():
+            if connection.inbox:
+                got.setdefault(connection.session_id, []).extend(connection.inbox)
+                connection.inbox.clear()
+        return got
 
-    def _replies(self, connection: LoopbackConnection, replies: list[Reply]) -> list[Reply]:
-        for reply in replies:
-            self._take(connection, reply)
-        self._drain()
+    def _exchange(
+        self,
+        label: str,
+        session: LoopbackConnection,
+        message: Message,
+        entity: bytes,
+        key: AuthKeyPair | None,
+        *,
+        expected: Expected,
+    ) -> list[Reply]:
+        """Send one transmission and check everything every session received against the
+        oracle's expectation (which was computed before it was sent)."""
+        replies = session.send(message, entity, key)
+        self._check(label, self._collect(session, replies), expected)
         return replies
 
-    # --- rules -----------------------------------------------------------------------------
+    def _as_owner(
+        self, label: str, handle: QueueHandle, message: Message, expected: Expected
+    ) -> list[Reply]:
+        """A recipient command from the queue's owner, signed with its key."""
+        return self._exchange(
+            label,
+            handle.owner_session,
+            message,
+            handle.rid,
+            handle.owner.auth_key,
+            expected=expected,
+        )
 
-    @initialize(target=sessions)
-    def first_session(self) -> LoopbackConnection:
-        return self.lb.connect()
+    def _check(
+        self,
+        label: str,
+        got: dict[bytes, list[Reply]],
+        expected: Expected,
+        *,
+        any_order: bool = False,
+    ) -> None:
+        self.trace.append(
+            f"{label} -> "
+            + " ".join(
+                f"{sid.hex()[:4]}:{','.join(r.tag + ':' + error_of(r) for r in replies)}"
+                for sid, replies in got.items()
+            )
+        )
+        for sid in set(got) | set(expected.events):
+            replies, events = got.get(sid, []), expected.events.get(sid, [])
+            shown = [r.tag + (" " + error_of(r) if error_of(r) else "") for r in replies]
+            assert len(replies) == len(events), (
+                f"{label}: session {sid.hex()[:8]} received {shown}, the spec says {events}"
+            )
+            if any_order:
+                replies = sorted(replies, key=lambda r: (r.tag, bytes(r.transmission.entity_id)))
+                events = sorted(
+                    events,
+                    key=lambda e: (
+                        (str(e[0]), e[1] if isinstance(e[1], bytes) else b"")
+                        if isinstance(e, tuple)
+                        else (str(e), b"")
+                    ),
+                )
+            for reply, event in zip(replies, events, strict=True):
+                self._match(label, sid, reply, event)
+        self.checked |= expected.requirements
 
-    @rule(target=keys)
-    def new_key(self) -> AuthKeyPair:
-        return AuthKeyPair.ed25519(self.lb.client_random)
-
-    @rule(target=links, handle=queues)
-    def share_link(self, handle: QueueHandle) -> MultipleResults[LinkKeys]:
-        return multiple(handle.link) if handle.link is not None else multiple()
-
-    @rule(handle=queues, session=sessions, key=keys)
-    def send_with_key(self, handle: QueueHandle, session: LoopbackConnection,
-                      key: AuthKeyPair) -> None:
-        """SEND signed with some key: only the queue's own sender key is accepted (MSG-1)."""
-        if handle.deleted:
-            return
-        body = self._body()
-        replies = session.send(SEND(flags=MsgFlags(notification=False), body=body),
-                               handle.owner.sender_id, key)
-        self._log("SEND*", replies)
-        if key != handle.sender_key:
-            assert error_of(replies[0]) == "AUTH", replies[0].tag
-            return
-        if replies[0].tag == "OK":
-            handle.sent.append(body)
-            handle.updated_day = self.lb.clock.now() // DAY
-            if handle.link_data is not None and handle.mode is ConnectionMode.Invitation:
-                handle.link_data = None  # LINK-11
-            self._replies(session, replies)
+    def _match(self, label: str, sid: bytes, reply: Reply, event: Event) -> None:
+        where = f"{label}: session {sid.hex()[:8]}"
+        if isinstance(event, Notice):
+            assert reply.tag == "NMSG", f"{where} received {reply.tag}, the spec says NMSG"
+            self._notice(where, reply, event)
+        elif isinstance(event, Delivery):
+            assert reply.tag == "MSG", (
+                f"{where} received {reply.tag} {error_of(reply)}, the spec says MSG"
+            )
+            self._open(where, reply, event)
+        elif isinstance(event, tuple):
+            tag, value = event
+            assert reply.tag == tag, (
+                f"{where} received {reply.tag} {error_of(reply)}, the spec says {tag}"
+            )
+            if tag == "COUNT":
+                got = reply.expect(COUNT).remaining
+                assert got == value, f"{where}: COUNT {got}, the spec says {value}"  # ROT-3
+            else:
+                assert bytes(reply.transmission.entity_id) == value, (
+                    f"{where}: {tag} for another entity"
+                )
+        elif event.startswith("ERR "):
+            assert reply.tag == "ERR" and error_of(reply) == event[4:], (
+                f"{where} received {reply.tag} {error_of(reply)}, the spec says {event}"
+            )
         else:
-            assert error_of(replies[0]) in ("AUTH", "QUOTA"), error_of(replies[0])
+            assert reply.tag == event, (
+                f"{where} received {reply.tag} {error_of(reply)}, the spec says {event}"
+            )
 
-    @rule(link=links, session=sessions)
-    def lget_any(self, link: LinkKeys, session: LoopbackConnection) -> None:
-        """LGET a link from any session: it reads that link's queue, never another's."""
-        owner = next((h for h in self.handles if h.link is link), None)
-        assert owner is not None
-        corr, replies = session.request(LGET(sender_key=None), link.k)
-        self._log("LGET*", replies)
-        if owner.deleted or owner.link_data is None:
-            assert error_of(replies[0]) == "AUTH", replies[0].tag
+    def _bind(self, where: str, rec: Rec, msg_id: bytes) -> None:
+        """A record's message ID is the one the server first shows for it, and then never
+        changes; no two records share one."""
+        if rec.msg_id is None:
+            assert msg_id not in self.msg_ids, f"{where}: a message ID used twice"
+            rec.msg_id = msg_id
+            self.msg_ids[msg_id] = rec.uid
+        assert msg_id == rec.msg_id, f"{where}: another record than the spec's"
+
+    def _notice(self, where: str, reply: Reply, notice: Notice) -> None:
+        """NMSG: the notifier's subscriber opens it and finds the record's ID and time (MSG-7)."""
+        handle = self.owners[notice.rec.uid]
+        assert bytes(reply.transmission.entity_id) == notice.notifier_id, (
+            f"{where}: NMSG for another notifier"
+        )
+        assert handle.ntf_secret is not None
+        nmsg = reply.expect(NMSG)
+        padded = secretbox_open(handle.ntf_secret, nmsg.nonce, nmsg.enc_metadata)
+        assert len(padded) == NMSG_PADDED, f"{where}: NMSG padded to {len(padded)}"
+        meta = decode_struct(NtfMetadata, unpad(padded))
+        self._bind(where, notice.rec, meta.msg_id)
+        assert meta.timestamp == notice.rec.at, f"{where}: NMSG with another time"
+        self.stats["notifications"] += 1
+
+    def _open(self, where: str, reply: Reply, delivery: Delivery) -> None:
+        """A MSG the oracle expects: the owner opens it, and it must be that very record."""
+        rec = delivery.rec
+        handle = self.owners[rec.uid]
+        msg = reply.expect(MSG)
+        assert bytes(reply.transmission.entity_id) == handle.rid, f"{where}: MSG of another queue"
+        self._bind(where, rec, msg.msg_id)
+        assert bool(reply.transmission.corr_id) == delivery.corr, (
+            f"{where}: MSG {'pushed' if delivery.corr else 'as an answer'}, the spec says "
+            f"{'an answer' if delivery.corr else 'pushed'}"
+        )  # MSG-2, MSG-3
+        # Each delivery is read afresh (a re-delivery's flags may differ from the first's); the
+        # mirror then takes it once (QENC-5, QENC-7).
+        padded = secretbox_open(handle.owner.rcv_dh_secret, msg.msg_id, msg.enc_body)
+        assert len(padded) == RCV_MESSAGE_PADDED, f"{where}: MSG padded to {len(padded)}"
+        body = decode_struct(RcvMessage, unpad(padded))
+        _, received, again = handle.owner.open_message(msg)
+        record = body.record
+        assert (KIND_LETTER[record.kind], record.seq) == (rec.kind, rec.seq), (
+            f"{where}: record {KIND_LETTER[record.kind]}{record.seq}, the spec says "
+            f"{rec.kind}{rec.seq}"
+        )  # QENC-4, QENC-6
+        assert body.timestamp == rec.at, f"{where}: stored at {body.timestamp}, not {rec.at}"
+        assert body.flags.last == delivery.last, (
+            f"{where}: last={body.flags.last}, the spec says {delivery.last}"
+        )  # ROT-4
+        assert body.flags.notification == rec.notify, f"{where}: notification flag"
+        self.checked |= {"QENC-5", "QENC-7", "ROT-4"}
+        self.stats["deliveries"] += 1
+        if delivery.last:
+            self.stats["last flags"] += 1
+        if again:
             return
-        assert replies[0].tag == "LINK", error_of(replies[0])
-        queue_link = session.client.open_link(link, corr, replies[0].expect(LINK).sealed)
-        assert queue_link.sender_id == owner.owner.sender_id
-        assert read_link_blob(link, queue_link.enc_link_data)[0] == owner.link_data[0]
+        assert received.kind is record.kind and received.seq == rec.seq
+        if rec.kind == "M":
+            assert received.body == rec.body, f"{where}: the message decrypts to another body"
+            assert received.body is not None
+            handle.delivered.append(received.body)
+            self.stats["messages delivered"] += 1
 
-    @rule(target=sessions)
-    def connect(self) -> LoopbackConnection:
+    def _ids_of(self, handle: QueueHandle, records: list[Rec]) -> None:
+        for rec in records:
+            self.owners[rec.uid] = handle
+
+    # --- queues ------------------------------------------------------------------------------
+
+    @precondition(lambda self: len(self.sessions) < MAX_SESSIONS)
+    @rule()
+    def connect(self) -> None:
+        self._fired("connect")
         self.trace.append("CONNECT")
-        return self.lb.connect()
+        self.sessions.append(self.lb.connect())
 
-    @rule(target=queues, session=sessions, contact=st.booleans(), with_link=st.booleans(),
-          optional_parts=st.integers(0, 2), with_ntf=st.booleans(), subscribe=st.booleans(),
-          x25519_auth=st.booleans())
-    def create(self, session: LoopbackConnection, contact: bool, with_link: bool,  # noqa: PLR0917
-               optional_parts: int, with_ntf: bool, subscribe: bool, x25519_auth: bool
-               ) -> QueueHandle:
+    @initialize(contact=st.booleans(), subscribe=st.booleans(), with_link=st.booleans())
+    def first_queue(self, contact: bool, subscribe: bool, with_link: bool) -> None:
+        """Every run starts with a queue, so that no run is spent without one; it has a
+        notifier, subscribed from a second session (queues created later may have neither)."""
+        self.create(
+            s=0,
+            contact=contact,
+            with_link=with_link,
+            optional_parts=1,
+            with_ntf=True,
+            subscribe=subscribe,
+            x25519_auth=False,
+        )
+        self.connect()
+        self.nsub(q=0, s=1, right_key=True)
+
+    @precondition(lambda self: len(self._live()) < MAX_QUEUES)
+    @rule(
+        s=PICK,
+        contact=st.booleans(),
+        with_link=st.booleans(),
+        optional_parts=st.integers(0, 2),
+        with_ntf=st.booleans(),
+        subscribe=st.booleans(),
+        x25519_auth=st.booleans(),
+    )
+    def create(
+        self,
+        *,
+        s: int,
+        contact: bool,
+        with_link: bool,
+        optional_parts: int,
+        with_ntf: bool,
+        subscribe: bool,
+        x25519_auth: bool,
+    ) -> None:
+        self._fired("create")
+        session = self._session(s)
         rnd = self.lb.client_random
         auth = AuthKeyPair.x25519(rnd) if x25519_auth else AuthKeyPair.ed25519(rnd)
         owner = OwnedQueue(auth, DhKeyPair.generate(rnd))
@@ -276,332 +481,597 @@ class QueueMachine(RuleBasedStateMachine):
         link, link_data, queue_link = None, None, None
         if with_link:
             link = LinkKeys.generate(rnd)
-            link_data = (LinkData(conn_req=b"request %d" % self.counter, user_data=b"u"),
-                         [OptionalLinkData(kind=OptionalPartKind.Profile, data=b"p" * 300)
-                          for _ in range(optional_parts)])
-            queue_link = QueueLink(link_id=link.link_id, sender_id=rnd(24),
-                                   enc_link_data=make_link_blob(link, rnd, *link_data))
-        ntf = NtfRequest(notifier_id=rnd(24), ntf_auth_key=AuthKeyPair.ed25519(rnd).public,
-                         rcv_ntf_dh_key=DhKeyPair.generate(rnd).public) if with_ntf else None
-        new = NEW(rcv_auth_key=auth.public, rcv_dh_key=owner.dh_key.public, basic_auth=None,
-                sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
-                queue_request=QueueRequest(conn_mode=mode, queue_link=queue_link),
-                ntf_request=ntf)
-        replies = session.send(new, key=auth)
-        self._log("NEW", replies)
-        assert replies[0].tag == "IDS", error_of(replies[0])
-        owner.created(replies[0].expect(IDS))
-        assert replies[0].expect(IDS).queue_mode is mode
-        today = self.lb.clock.now() // DAY
-        handle = QueueHandle(owner, session, mode, today, link, link_data, updated_day=today,
-                             subscribed=session if subscribe else None)
-        self.handles.append(handle)
-        self._replies(session, replies[1:])
-        return handle
-
-    @rule(handle=queues, same_key=st.booleans())
-    def key(self, handle: QueueHandle, same_key: bool) -> None:
-        if handle.deleted:
-            return
-        new_key = handle.sender_key if same_key and handle.sender_key else AuthKeyPair.ed25519(
-            self.lb.client_random)
-        replies = handle.owner_session.send(KEY(sender_key=new_key.public),
-                                            handle.rid, handle.owner.auth_key)
-        self._log("KEY", replies)
-        if handle.sender_key is None or handle.sender_key == new_key:
-            assert replies[0].tag == "OK", error_of(replies[0])  # QUEUE-11
-            self._secured(handle, new_key)
-        else:
-            assert error_of(replies[0]) == "AUTH"  # another key: AUTH (QUEUE-11)
-
-    def _secured(self, handle: QueueHandle, key: AuthKeyPair) -> None:
-        if handle.secured:
-            return  # the same key again changes nothing (QUEUE-11)
-        if handle.mode is ConnectionMode.Invitation:
-            handle.link_data = None  # LINK-11 (LGET: dropped at the first SEND instead)
-        handle.sender_key, handle.secured = key, True
-        handle.updated_day = self.lb.clock.now() // DAY
-
-    @rule(handle=queues, session=sessions)
-    def skey(self, handle: QueueHandle, session: LoopbackConnection) -> None:
-        if handle.deleted:
-            return
-        key = handle.sender_key or AuthKeyPair.ed25519(self.lb.client_random)
-        replies = session.send(SKEY(sender_key=key.public), handle.owner.sender_id, key)
-        self._log("SKEY", replies)
-        if handle.mode is ConnectionMode.Contact:
-            assert error_of(replies[0]) == "AUTH"  # QUEUE-11
-        else:
-            assert replies[0].tag == "OK", error_of(replies[0])
-            self._secured(handle, key)
-
-    @rule(handle=queues, session=sessions, with_key=st.booleans(), other=queues)
-    def lget(self, handle: QueueHandle, session: LoopbackConnection, with_key: bool,
-             other: QueueHandle) -> None:
-        if handle.link is None or handle.deleted:
-            return
-        key = (handle.sender_key or AuthKeyPair.ed25519(self.lb.client_random)) if with_key \
+            link_data = (
+                LinkData(conn_req=b"request %d" % self.counter, user_data=b"u"),
+                [
+                    OptionalLinkData(kind=OptionalPartKind.Profile, data=b"p" * 300)
+                    for _ in range(optional_parts)
+                ],
+            )
+            queue_link = QueueLink(
+                link_id=link.link_id,
+                sender_id=rnd(24),
+                enc_link_data=make_link_blob(link, rnd, *link_data),
+            )
+        notifier_key = AuthKeyPair.ed25519(rnd) if with_ntf else None
+        ntf_dh = DhKeyPair.generate(rnd) if notifier_key else None
+        ntf = (
+            NtfRequest(
+                notifier_id=rnd(24),
+                ntf_auth_key=notifier_key.public,
+                rcv_ntf_dh_key=ntf_dh.public,
+            )
+            if notifier_key and ntf_dh
             else None
-        corr, replies = session.request(LGET(sender_key=key.public if key else None),
-                                        handle.link.k, key)
-        self._log("LGET", replies)
-        expect_ok = handle.link_data is not None and not (
-            key is not None and handle.mode is ConnectionMode.Contact)
-        if not expect_ok:
-            assert error_of(replies[0]) == "AUTH", replies[0].tag  # LINK-6, LINK-7
+        )
+        new = NEW(
+            rcv_auth_key=auth.public,
+            rcv_dh_key=owner.dh_key.public,
+            basic_auth=None,
+            sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
+            queue_request=QueueRequest(conn_mode=mode, queue_link=queue_link),
+            ntf_request=ntf,
+        )
+        spec, expected = self.spec.new(
+            session.session_id,
+            "contact" if contact else "invitation",
+            self.now,
+            subscribe,
+            ntf.notifier_id if ntf else None,
+        )
+        handle = QueueHandle(
+            owner,
+            session,
+            spec,
+            link,
+            link_data,
+            notifier_key=notifier_key,
+            notifier_id=ntf.notifier_id if ntf else b"",
+        )
+        self._ids_of(handle, spec.records)
+        replies = session.send(new, key=auth)
+        assert replies[0].tag == "IDS", error_of(replies[0])
+        ids = replies[0].expect(IDS)
+        owner.created(ids)
+        assert ids.queue_mode is mode
+        if ntf_dh is not None:
+            assert ids.server_ntf_creds is not None, "NEW with a notifier: no credentials"
+            handle.ntf_secret = box_key(ids.server_ntf_creds.srv_ntf_dh_key.raw, ntf_dh.secret)
+        else:
+            assert ids.server_ntf_creds is None, "notifier credentials for a queue without one"
+        self.handles.append(handle)
+        self._check("NEW", self._collect(session, replies), expected)
+
+    def _secured(self, handle: QueueHandle, key: AuthKeyPair, *, by_lget: bool = False) -> None:
+        """The owner's side of securing: when this key just secured the queue (the oracle
+        says so), an invitation's link data goes at once, or at the first SEND after LGET
+        (LINK-11)."""
+        if handle.sender_key is not None or handle.spec.sender_key != key.public.raw:
             return
-        assert replies[0].tag == "LINK", error_of(replies[0])
+        handle.sender_key = key
+        if handle.spec.mode == "invitation":
+            if by_lget:
+                handle.link_dropped_on_send = True
+            else:
+                handle.link_data = None
+
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, same_key=st.booleans())
+    def key(self, q: int, same_key: bool) -> None:
+        self._fired("key")
+        handle = self._queue(q)
+        new_key = (
+            handle.sender_key
+            if same_key and handle.sender_key
+            else AuthKeyPair.ed25519(self.lb.client_random)
+        )
+        expected = self.spec.secure(
+            handle.spec, handle.owner_session.session_id, new_key.public.raw, self.now, allowed=True
+        )
+        self._as_owner("KEY", handle, KEY(sender_key=new_key.public), expected)
+        self._secured(handle, new_key)
+
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK, own_key=st.booleans(), signed_by_other=st.booleans())
+    def skey(self, q: int, s: int, own_key: bool, signed_by_other: bool) -> None:
+        """SKEY with the queue's key or a new one, signed by the key it carries or, to check
+        AUTH-1, by another."""
+        self._fired("skey")
+        handle, session = self._queue(q), self._session(s)
+        rnd = self.lb.client_random
+        key = handle.sender_key if own_key and handle.sender_key else AuthKeyPair.ed25519(rnd)
+        if signed_by_other:
+            expected = Expected.one(session.session_id, "ERR AUTH", "AUTH-1")
+            self._exchange(
+                "SKEY*",
+                session,
+                SKEY(sender_key=key.public),
+                handle.owner.sender_id,
+                AuthKeyPair.ed25519(rnd),
+                expected=expected,
+            )
+            return
+        expected = self.spec.secure(
+            handle.spec, session.session_id, key.public.raw, self.now, allowed=not handle.contact
+        )
+        self._exchange(
+            "SKEY",
+            session,
+            SKEY(sender_key=key.public),
+            handle.owner.sender_id,
+            key,
+            expected=expected,
+        )
+        self._secured(handle, key)
+
+    # --- links -------------------------------------------------------------------------------
+
+    @precondition(lambda self: any(h.link for h in self.handles))
+    @rule(q=PICK, s=PICK, with_key=st.booleans(), other_key=st.booleans())
+    def lget(self, q: int, s: int, with_key: bool, other_key: bool) -> None:
+        """LGET of any link, deleted queues' included, from any session (LINK-6, LINK-7):
+        it reads that link's queue and no other's."""
+        self._fired("lget")
+        linked = [h for h in self.handles if h.link is not None]
+        handle, session = linked[q % len(linked)], self._session(s)
+        assert handle.link is not None
+        rnd = self.lb.client_random
+        key = None
+        if with_key:
+            key = (
+                handle.sender_key
+                if handle.sender_key and not other_key
+                else AuthKeyPair.ed25519(rnd)
+            )
+        corr, replies = session.request(
+            LGET(sender_key=key.public if key else None), handle.link.k, key
+        )
+        spec = handle.spec
+        if spec.deleted or handle.link_data is None:
+            expected = Expected.one(session.session_id, "ERR AUTH", "LINK-6")
+        elif key is not None:
+            expected = self.spec.secure(
+                spec, session.session_id, key.public.raw, self.now, allowed=not handle.contact
+            ).cite("LINK-7")
+            if "OK" in str(expected.events[session.session_id]):
+                expected = Expected.one(session.session_id, "LINK", "LINK-6", "LINK-7")
+                self._secured(handle, key, by_lget=True)
+        else:
+            expected = Expected.one(session.session_id, "LINK", "LINK-6")
+        self._check("LGET", self._collect(session, replies), expected)
+        if replies[0].tag != "LINK":
+            return
         assert handle.link_data is not None
         queue_link = session.client.open_link(handle.link, corr, replies[0].expect(LINK).sealed)
+        assert queue_link.sender_id == handle.owner.sender_id
         data, optional = read_link_blob(handle.link, queue_link.enc_link_data)
         assert data == handle.link_data[0]
         assert all(part in handle.link_data[1] for part in optional)  # QUEUE-9: only drops
-        if other is not handle and other.link is not None:  # never with another link's key
-            try:
-                read_link_blob(other.link, queue_link.enc_link_data)
-            except CryptoError:
-                pass
-            else:
+        for other in self.handles:  # never with another link's key (LINK-4)
+            if other is not handle and other.link is not None:
+                try:
+                    read_link_blob(other.link, queue_link.enc_link_data)
+                except CryptoError:
+                    continue
                 raise AssertionError("link data decrypted with another queue's link key")
-        if key is not None and not handle.secured:
-            handle.sender_key, handle.secured = key, True  # dropped at the first SEND
-            handle.updated_day = self.lb.clock.now() // DAY
+        self.checked |= {"LINK-4", "QUEUE-9"}
 
-    @rule(handle=queues, optional_parts=st.integers(0, 2))
-    def lset(self, handle: QueueHandle, optional_parts: int) -> None:
-        if handle.deleted:
-            return
-        link = handle.link or LinkKeys.generate(self.lb.client_random)
-        payload = (LinkData(conn_req=b"set %d" % self.counter, user_data=b""),
-                   [OptionalLinkData(kind=OptionalPartKind.Preferences, data=b"q" * 200)
-                    for _ in range(optional_parts)])
-        blob = make_link_blob(link, self.lb.client_random, *payload)
-        replies = handle.owner_session.send(LSET(enc_link_data=blob), handle.rid,
-                                            handle.owner.auth_key)
-        self._log("LSET", replies)
-        if handle.link is None:
-            assert error_of(replies[0]) in ("CMD PROHIBITED", "AUTH")  # LINK-5
-        elif handle.mode is ConnectionMode.Invitation and handle.secured:
-            assert error_of(replies[0]) == "AUTH"
+    @precondition(lambda self: any(h.link for h in self._live()))
+    @rule(q=PICK, s=PICK, how=st.sampled_from(["SKEY", "LGET", "KEY"]))
+    def join_by_link(self, q: int, s: int, how: str) -> None:
+        """A sender joins through the link as a client does: reads it, secures the queue (SKEY,
+        LGET with a key, or the owner's KEY), reads it again, sends, reads it again. What the
+        link shows at each point is LINK-11's: an invitation's data goes at securing, or at the
+        first SEND after LGET secured it; a contact's stays."""
+        self._fired("join_by_link")
+        linked = [h for h in self._live() if h.link is not None]
+        handle = linked[q % len(linked)]
+        index = [h for h in self.handles if h.link is not None].index(handle)
+        self.lget(q=index, s=s, with_key=False, other_key=False)
+        if how == "SKEY":
+            self.skey(q=self._live().index(handle), s=s, own_key=False, signed_by_other=False)
+        elif how == "KEY":
+            self.key(q=self._live().index(handle), same_key=False)
         else:
-            assert replies[0].tag == "OK", error_of(replies[0])
+            self.lget(q=index, s=s, with_key=True, other_key=False)
+        self.lget(q=index, s=s, with_key=False, other_key=False)
+        if not handle.spec.deleted:
+            self._send(handle, self._session(s), handle.sender_key, notify=False)
+            self.lget(q=index, s=s, with_key=False, other_key=False)
+
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, optional_parts=st.integers(0, 2))
+    def lset(self, q: int, optional_parts: int) -> None:
+        self._fired("lset")
+        handle = self._queue(q)
+        link = handle.link or LinkKeys.generate(self.lb.client_random)
+        payload = (
+            LinkData(conn_req=b"set %d" % self.counter, user_data=b""),
+            [
+                OptionalLinkData(kind=OptionalPartKind.Preferences, data=b"q" * 200)
+                for _ in range(optional_parts)
+            ],
+        )
+        blob = make_link_blob(link, self.lb.client_random, *payload)
+        sid = handle.owner_session.session_id
+        if not handle.contact and handle.spec.secured:
+            expected = Expected.one(sid, "ERR AUTH", "LINK-5", "LINK-11")
+        elif handle.link is None:
+            expected = Expected.one(sid, "ERR CMD PROHIBITED", "LINK-5")
+        else:
+            expected = Expected.one(sid, "OK", "LINK-5")
+        self._as_owner("LSET", handle, LSET(enc_link_data=blob), expected)
+        if "OK" in expected.events[sid]:
             handle.link_data = payload
 
-    @rule(handle=queues, session=sessions, signed=st.booleans(), notify=st.booleans())
-    def send(self, handle: QueueHandle, session: LoopbackConnection, signed: bool,
-             notify: bool) -> None:
-        if handle.deleted:
-            return
+    # --- messages ----------------------------------------------------------------------------
+
+    def _send(
+        self,
+        handle: QueueHandle,
+        session: LoopbackConnection,
+        key: AuthKeyPair | None,
+        notify: bool,
+        label: str = "SEND",
+    ) -> None:
         body = self._body()
-        key = handle.sender_key if signed else None
-        replies = session.send(SEND(flags=MsgFlags(notification=notify), body=body),
-                               handle.owner.sender_id, key)
-        self._log("SEND", replies)
-        err = error_of(replies[0])
-        if handle.secured and key is None:
-            assert err == "AUTH", "a secured queue accepted an unsigned SEND"  # MSG-1
-            self._replies(session, replies)
-            return
-        if handle.suspended or (key is not None and not handle.secured):
-            assert err == "AUTH", err
-            return
-        if err == "QUOTA":  # MSG-6: only with a full queue, or while the marker is stored
-            counted = [r for r in self._stored(handle)
-                       if r.kind in (RecordKind.Message, RecordKind.Quota)]
-            assert len(counted) >= MACHINE_CONFIG.quota or any(
-                r.kind is RecordKind.Quota for r in counted), "QUOTA on a queue with room"
-            return
-        assert replies[0].tag == "OK", err
-        handle.sent.append(body)
-        handle.updated_day = self.lb.clock.now() // DAY
-        if handle.link_data is not None and handle.secured and \
-                handle.mode is ConnectionMode.Invitation:
-            handle.link_data = None  # LINK-11: secured by LGET, dropped at the first SEND
-        self._replies(session, replies)
+        expected = self.spec.send(
+            handle.spec,
+            session.session_id,
+            key.public.raw if key else None,
+            body,
+            notify=notify,
+            now=self.now,
+        )
+        self._ids_of(handle, handle.spec.records)
+        replies = self._exchange(
+            label,
+            session,
+            SEND(flags=MsgFlags(notification=notify), body=body),
+            handle.owner.sender_id,
+            key,
+            expected=expected,
+        )
+        if replies[0].tag == "OK":
+            handle.sent.append(body)
+            self.stats["messages sent"] += 1
+            if handle.link_dropped_on_send:
+                handle.link_data, handle.link_dropped_on_send = None, False  # LINK-11
+        elif error_of(replies[0]) == "QUOTA":
+            self.stats["quota answers"] += 1
 
-    @rule(handle=queues, session=sessions, count=st.integers(1, 4))
-    def send_burst(self, handle: QueueHandle, session: LoopbackConnection, count: int) -> None:
-        """Several messages in a row, signed when the queue is secured: quotas, key updates."""
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK, signed=st.booleans(), notify=st.booleans())
+    def send(self, q: int, s: int, signed: bool, notify: bool) -> None:
+        """SEND signed with the queue's sender key, or unsigned (MSG-1)."""
+        self._fired("send")
+        handle = self._queue(q)
+        self._send(handle, self._session(s), handle.sender_key if signed else None, notify)
+
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK, count=st.integers(1, 6), notify=st.booleans())
+    def send_burst(self, q: int, s: int, count: int, notify: bool) -> None:
+        """Several messages in a row, as the sender would send them: quotas, key updates,
+        notifications."""
+        self._fired("send_burst")
+        handle = self._queue(q)
         for _ in range(count):
-            self.send(handle, session, signed=True, notify=False)
+            self._send(handle, self._session(s), handle.sender_key, notify=notify)
 
-    @rule(handle=queues, session=sessions)
-    def sub(self, handle: QueueHandle, session: LoopbackConnection) -> None:
-        if handle.deleted:
-            return
-        replies = session.send(SUB(), handle.rid, handle.owner.auth_key)
-        self._log("SUB", replies)
-        if session in handle.get_sessions:
-            assert error_of(replies[0]) == "CMD PROHIBITED"  # MSG-3
-            return
-        assert replies[0].tag == "OK", error_of(replies[0])
-        if handle.subscribed is not None and handle.subscribed is not session:
-            handle.in_flight.pop(handle.subscribed.session_id, None)
-        # MSG-2: a SUB forgets what was in flight on this session; the MSG it brings, if any,
-        # is the new record in flight (found by a campaign, seed 9392).
-        handle.in_flight.pop(session.session_id, None)
-        handle.subscribed = session
-        handle.updated_day = self.lb.clock.now() // DAY
-        self._replies(session, replies)
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK)
+    def send_with_wrong_key(self, q: int, s: int) -> None:
+        """SEND signed with a key that is not the queue's: ERR AUTH, nothing stored (MSG-1)."""
+        self._fired("send_with_wrong_key")
+        handle = self._queue(q)
+        self._send(
+            handle,
+            self._session(s),
+            AuthKeyPair.ed25519(self.lb.client_random),
+            notify=False,
+            label="SEND*",
+        )
 
-    @rule(handle=queues, session=sessions)
-    def get(self, handle: QueueHandle, session: LoopbackConnection) -> None:
-        if handle.deleted:
-            return
-        replies = session.send(GET(), handle.rid, handle.owner.auth_key)
-        self._log("GET", replies)
-        if handle.subscribed is session:
-            assert error_of(replies[0]) == "CMD PROHIBITED"  # MSG-3
-            return
-        assert replies[0].tag in ("MSG", "OK"), error_of(replies[0])
-        if session not in handle.get_sessions:
-            handle.get_sessions.append(session)
-        self._replies(session, replies)
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK)
+    def sub(self, q: int, s: int) -> None:
+        self._fired("sub")
+        handle, session = self._queue(q), self._session(s)
+        expected = self.spec.sub(handle.spec, session.session_id, handle.rid, self.now)
+        self._exchange("SUB", session, SUB(), handle.rid, handle.owner.auth_key, expected=expected)
 
-    @rule(handle=queues, session=sessions, wrong_id=st.booleans())
-    def ack(self, handle: QueueHandle, session: LoopbackConnection, wrong_id: bool) -> None:
-        if handle.deleted:
-            return
-        in_flight = handle.in_flight.get(session.session_id)
-        msg_id = b"\x00" * 24 if wrong_id else (in_flight or b"")
-        replies = session.send(ACK(msg_id=msg_id), handle.rid, handle.owner.auth_key)
-        self._log("ACK", replies)
-        if in_flight is None or wrong_id:
-            assert error_of(replies[0]) == "NO_MSG", replies[0].tag  # MSG-4
-            return
-        assert replies[0].tag in ("OK", "MSG"), error_of(replies[0])
-        del handle.in_flight[session.session_id]
-        self._replies(session, replies)
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK)
+    def get(self, q: int, s: int) -> None:
+        self._fired("get")
+        handle, session = self._queue(q), self._session(s)
+        expected = self.spec.get(handle.spec, session.session_id)
+        self._exchange("GET", session, GET(), handle.rid, handle.owner.auth_key, expected=expected)
 
-    @rule(handle=queues)
-    def off(self, handle: QueueHandle) -> None:
-        if handle.deleted:
-            return
-        replies = handle.owner_session.send(OFF(), handle.rid, handle.owner.auth_key)
-        self._log("OFF", replies)
-        assert replies[0].tag == "COUNT", error_of(replies[0])
-        assert replies[0].expect(COUNT).remaining == len(self._stored(handle))  # ROT-3
-        handle.suspended = True
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK, which=st.sampled_from(["in flight", "empty", "below", "above"]))
+    def ack(self, q: int, s: int, which: str) -> None:
+        """ACK of the record in flight by its ID, with an empty ID (matches any), or with an ID
+        no record has (MSG-4)."""
+        self._fired("ack")
+        handle, session = self._queue(q), self._session(s)
+        in_flight = handle.spec.in_flight.get(session.session_id)
+        msg_id = {
+            "in flight": in_flight.msg_id if in_flight and in_flight.msg_id else b"",
+            "empty": b"",
+            "below": b"\x00" * 24,
+            "above": b"\xff" * 24,
+        }[which]
+        expected = self.spec.ack(handle.spec, session.session_id, msg_id)
+        self._exchange(
+            "ACK", session, ACK(msg_id=msg_id), handle.rid, handle.owner.auth_key, expected=expected
+        )
 
-    @rule(handle=consumes(queues))
-    def delete(self, handle: QueueHandle) -> None:
-        if handle.deleted:
-            return
-        replies = handle.owner_session.send(DEL(), handle.rid, handle.owner.auth_key)
-        self._log("DEL", replies)
-        assert replies[-1].tag == "OK", error_of(replies[-1])
-        handle.deleted = True
-        self._drain()
-        after = handle.owner_session.send(SUB(), handle.rid, handle.owner.auth_key)
-        assert error_of(after[0]) == "AUTH"  # MSG-8
+    def _read_all(self, handle: QueueHandle, s: int) -> None:
+        """The owner reads a queue to the end, as an agent does: through its subscription when
+        it has one, else with GET and ACK from a session."""
+        spec = handle.spec
+        session = next(
+            (c for c in self.sessions if c.session_id == spec.subscriber), None
+        ) or self._session(s)
+        subscribed = spec.subscriber == session.session_id
+        for _ in range(2 * LIMITS.quota + 4):
+            if spec.deleted:
+                return
+            if not subscribed:
+                expected = self.spec.get(spec, session.session_id)
+                self._exchange(
+                    "GET", session, GET(), handle.rid, handle.owner.auth_key, expected=expected
+                )
+            in_flight = spec.in_flight.get(session.session_id)
+            if in_flight is None or (not subscribed and in_flight not in spec.records):
+                return
+            expected = self.spec.ack(spec, session.session_id, in_flight.msg_id or b"")
+            self._exchange(
+                "ACK",
+                session,
+                ACK(msg_id=in_flight.msg_id or b""),
+                handle.rid,
+                handle.owner.auth_key,
+                expected=expected,
+            )
 
-    @rule(session=sessions, data=st.binary(max_size=64))
-    def garbage(self, session: LoopbackConnection, data: bytes) -> None:
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK, suspend=st.booleans())
+    def read_to_the_end(self, q: int, s: int, suspend: bool) -> None:
+        """The owner reads a queue to the end; with ``suspend``, after OFF (ROT-3, ROT-4)."""
+        self._fired("read_to_the_end")
+        handle = self._queue(q)
+        if suspend and self.stats["rule off"] < 2:
+            self.off(q)
+        self._read_all(handle, s)
+        if handle.spec.suspended and not handle.spec.records:
+            self.stats["suspended queues drained"] += 1
+
+    @precondition(lambda self: self._live())
+    @rule(q=PICK, s=PICK, count=st.integers(1, 6), notify=st.booleans())
+    def conversation(self, q: int, s: int, count: int, notify: bool) -> None:
+        """What a queue is for: its sender sends a few messages, its owner reads them all."""
+        self._fired("conversation")
+        handle = self._queue(q)
+        for _ in range(count):
+            self._send(handle, self._session(s), handle.sender_key, notify=notify)
+        self._read_all(handle, s)
+
+    @precondition(lambda self: self._live() and self.stats["rule off"] < 2)
+    @rule(q=PICK)
+    def off(self, q: int) -> None:
+        self._fired("off")
+        handle = self._queue(q)
+        expected = self.spec.off(handle.spec, handle.owner_session.session_id)
+        self._as_owner("OFF", handle, OFF(), expected)
+
+    @precondition(lambda self: self._live() and self.stats["rule delete"] < 2)
+    @rule(q=PICK, s=PICK, unread=st.integers(0, 3))
+    def delete(self, q: int, s: int, unread: int) -> None:
+        """DEL, after the sender sent ``unread`` more messages: a queue deleted with messages
+        in it, and with its subscriptions, takes them all (MSG-8)."""
+        self._fired("delete")
+        handle = self._queue(q)
+        for _ in range(unread):
+            self._send(handle, self._session(s), handle.sender_key, notify=False)
+        pending = sum(r.kind == "M" for r in handle.spec.records)
+        self.stats["messages deleted with their queue"] += pending
+        expected = self.spec.delete(handle.spec, handle.owner_session.session_id, handle.rid)
+        self._as_owner("DEL", handle, DEL(), expected)
+        again = Expected.one(handle.owner_session.session_id, "ERR AUTH", "MSG-8")
+        self._as_owner("SUB", handle, SUB(), again)
+
+    # --- notifications -----------------------------------------------------------------------
+
+    @precondition(lambda self: any(h.spec.ntf_subscriber for h in self._live()))
+    @rule(q=PICK, send_first=st.booleans())
+    def notifier_reconnects(self, q: int, send_first: bool) -> None:
+        """The notification server subscribes again from a new connection: the old one gets
+        END (CMD-33), and the next notified message reaches only the new one (MSG-7)."""
+        self._fired("notifier_reconnects")
+        subscribed = [h for h in self._live() if h.spec.ntf_subscriber]
+        handle = subscribed[q % len(subscribed)]
+        if send_first:
+            self._send(handle, self.sessions[0], handle.sender_key, notify=True)
+        if len(self.sessions) < MAX_SESSIONS:
+            self.connect()
+        others = [
+            i for i, c in enumerate(self.sessions) if c.session_id != handle.spec.ntf_subscriber
+        ]
+        self.nsub(
+            q=[h for h in self.handles if h.notifier_key].index(handle),
+            s=others[-1],
+            right_key=True,
+        )
+        self._send(handle, self.sessions[0], handle.sender_key, notify=True)
+
+    @precondition(lambda self: any(h.notifier_key for h in self._live()))
+    @rule(q=PICK, s=PICK, right_key=st.booleans())
+    def nsub(self, q: int, s: int, right_key: bool) -> None:
+        """NSUB with the notifier key, or another (AUTH-1)."""
+        self._fired("nsub")
+        notified = [h for h in self.handles if h.notifier_key is not None]
+        handle, session = notified[q % len(notified)], self._session(s)
+        assert handle.notifier_key is not None
+        key = handle.notifier_key if right_key else AuthKeyPair.ed25519(self.lb.client_random)
+        expected = (
+            self.spec.nsub(handle.spec, session.session_id)
+            if right_key
+            else Expected.one(session.session_id, "ERR AUTH", "AUTH-1")
+        )
+        self._exchange("NSUB", session, NSUB(), handle.notifier_id, key, expected=expected)
+
+    @precondition(lambda self: self._live() and self.stats["rule ndel"] < 2)
+    @rule(q=PICK)
+    def ndel(self, q: int) -> None:
+        self._fired("ndel")
+        handle = self._queue(q)
+        expected = self.spec.ndel(handle.spec, handle.owner_session.session_id)
+        self._as_owner("NDEL", handle, NDEL(), expected)
+
+    # --- credentials -------------------------------------------------------------------------
+
+    @precondition(lambda self: self._live())
+    @rule(
+        q=PICK,
+        s=PICK,
+        command=st.sampled_from(["KEY", "LSET", "NDEL", "SUB", "ACK", "GET", "OFF", "DEL"]),
+        credential=st.sampled_from(["none", "other key", "sender ID"]),
+    )
+    def unauthorized(self, q: int, s: int, command: str, credential: str) -> None:
+        """A recipient command without its key, with another key, or naming the queue by its
+        sender ID: refused (TRANS-7, AUTH-1, AUTH-2), and nothing changes."""
+        self._fired("unauthorized")
+        handle, session = self._queue(q), self._session(s)
+        rnd = self.lb.client_random
+        message: Message = {
+            "KEY": lambda: KEY(sender_key=AuthKeyPair.ed25519(rnd).public),
+            "LSET": lambda: LSET(
+                enc_link_data=make_link_blob(
+                    LinkKeys.generate(rnd), rnd, LinkData(conn_req=b"x", user_data=b""), []
+                )
+            ),
+            "NDEL": NDEL,
+            "SUB": SUB,
+            "ACK": lambda: ACK(msg_id=b""),
+            "GET": GET,
+            "OFF": OFF,
+            "DEL": DEL,
+        }[command]()
+        entity = handle.owner.sender_id if credential == "sender ID" else handle.rid
+        key = {
+            "none": None,
+            "other key": AuthKeyPair.ed25519(rnd),
+            "sender ID": handle.owner.auth_key,
+        }[credential]
+        error = "ERR CMD NO_AUTH" if credential == "none" else "ERR AUTH"
+        expected = Expected.one(
+            session.session_id, error, "TRANS-7" if credential == "none" else "AUTH-1", "AUTH-2"
+        )
+        self._exchange(command + "*", session, message, entity, key, expected=expected)
+
+    # --- robustness --------------------------------------------------------------------------
+
+    @precondition(lambda self: self.stats["rule garbage"] < 3)
+    @rule(s=PICK, data=st.binary(max_size=64))
+    def garbage(self, s: int, data: bytes) -> None:
         """Malformed bytes never crash the server and are answered with one ERR."""
+        self._fired("garbage")
+        session = self._session(s)
         replies = session.send_raw(data)
-        self._log("GARBAGE", replies)
+        self.trace.append(f"GARBAGE -> {[r.tag for r in replies]}")
         # Random bytes are an ERR, unless they happen to spell a PING (b"\x00\x00\x00PING").
         assert len(replies) == 1 and replies[0].tag in ("ERR", "PONG")
+        assert not self._collect(None, []), "garbage made the server push to a session"
 
-    @rule(session=sessions)
-    def ping(self, session: LoopbackConnection) -> None:
-        replies = session.send(PING())
-        assert [r.tag for r in replies] == ["PONG"]
+    @precondition(lambda self: self.stats["rule ping"] < 2)
+    @rule(s=PICK)
+    def ping(self, s: int) -> None:
+        self._fired("ping")
+        session = self._session(s)
+        self._exchange(
+            "PING",
+            session,
+            PING(),
+            b"",
+            None,
+            expected=Expected.one(session.session_id, "PONG", "CMD-22"),
+        )
 
-    @precondition(lambda self: len(self.handles) > 0)
-    @rule(days=st.integers(0, 4))
+    # --- time --------------------------------------------------------------------------------
+
+    @precondition(lambda self: self._live() and self.stats["rule advance_and_expire"] < 4)
+    @rule(days=st.integers(0, 6))
     def advance_and_expire(self, days: int) -> None:
-        before = {h.rid: len(self._messages(h)) for h in self.handles if not h.deleted}
+        """Time passes and a whole sweep runs: queues past their period go (RET-1..RET-4,
+        RET-6) and old messages leave from the head (RET-5)."""
+        self._fired("advance_and_expire")
         self.lb.clock.advance(days * DAY)
+        expected = Expected().cite("RET-1", "RET-2", "RET-3", "RET-5", "RET-6")
+        for handle in self._live():
+            queue = handle.spec
+            bodies = [r.body for r in queue.records if r.kind == "M"]
+            expired = self.spec.sweep(queue, handle.rid, self.now, expected)
+            left = {r.body for r in queue.records}
+            if queue.deleted:
+                self.stats["queues expired"] += 1
+            else:
+                handle.expired += [b for b in bodies if b not in left and b is not None]
+                self.stats["messages expired"] += expired
         self.lb.expire()
-        self._drain()
-        today = self.lb.clock.now() // DAY
+        self._check(f"EXPIRE {days}", self._collect(None, []), expected, any_order=True)
+
+    # --- invariants --------------------------------------------------------------------------
+
+    @invariant()
+    def the_store_holds_what_the_spec_says(self) -> None:
+        """Checked against the oracle, never the other way round: each queue exists exactly
+        when the spec says so, with as many records (MSG-9)."""
         for handle in self.handles:
-            if handle.deleted:
-                continue
-            exists = self.lb.store.get(handle.rid) is not None
-            age = today - handle.updated_day
-            contact = handle.mode is ConnectionMode.Contact
-            period = MACHINE_CONFIG.contact_days if contact else \
-                MACHINE_CONFIG.unsecured_invitation_days
-            expirable = contact or not handle.secured
-            if not expirable or age <= period:
-                assert exists, f"queue removed inside its period (age {age})"  # RET-3
-            elif exists:
-                raise AssertionError(f"queue kept past its period (age {age}, {period})")
-            if not exists:
-                handle.deleted = True
-                continue
-            handle.expired += before[handle.rid] - len(self._messages(handle))
-        self.trace.append(f"EXPIRE {days}")
-
-    # --- invariants ------------------------------------------------------------------------
-
-    def _stored(self, handle: QueueHandle) -> tuple[StoredRecord, ...]:
-        return self.lb.store.records(handle.rid)
-
-    def _messages(self, handle: QueueHandle) -> list[StoredRecord]:
-        return [r for r in self._stored(handle) if r.kind is RecordKind.Message]
+            queue = self.lb.store.get(handle.rid)
+            assert (queue is None) == handle.spec.deleted, (
+                f"queue {'kept' if queue else 'removed'}, the spec says the opposite"
+            )
+            if queue is not None:
+                stored = len(self.lb.store.records(handle.rid))
+                assert stored == len(handle.spec.records), (
+                    f"the store holds {stored} records, the spec says {len(handle.spec.records)}"
+                )
+                if handle.spec.secured:  # QUEUE-11: a secured queue keeps its key
+                    assert handle.sender_key is not None
+                    assert queue.sender_key == handle.sender_key.public
+                if queue.link is not None:  # QUEUE-9: the mandatory part stays first, once
+                    priorities = [p.priority for p in queue.link.blob.parts]
+                    assert priorities[0] is LinkPartPriority.Mandatory
+                    assert priorities.count(LinkPartPriority.Mandatory) == 1
 
     @invariant()
     def no_message_delivered_twice_or_lost(self) -> None:
+        """MSG-9: every message sent is delivered once, or still in the queue, or expired
+        (RET-5) or deleted with its queue; the owner opens them in the order they were sent."""
         for handle in self.handles:
-            if handle.deleted:
-                continue
             delivered = handle.delivered
-            assert len(set(delivered)) == len(delivered), "a message was delivered twice"
+            assert len(set(delivered)) == len(delivered), "a message was opened twice"
             sent_iter = iter(handle.sent)
-            assert all(any(d == s for s in sent_iter) for d in delivered), \
+            assert all(any(d == s for s in sent_iter) for d in delivered), (
                 "delivered messages are not the sent ones in order"
-            in_flight = set(handle.in_flight.values())
-            waiting = [r for r in self._messages(handle) if r.msg_id not in in_flight]
-            missing = len(handle.sent) - len(delivered) - len(waiting)
-            # Only expiry may take a message that was never delivered (RET-5); the mirror
-            # then steps over it when it reads on (QENC-8).
-            assert 0 <= missing <= handle.expired, f"{missing} messages lost"
-            assert handle.skipped <= missing + handle.expired
-
-    @invariant()
-    def mandatory_part_is_never_dropped(self) -> None:
-        for handle in self.handles:
-            queue = None if handle.deleted else self.lb.store.get(handle.rid)
-            if queue is None or queue.link is None:
+            )
+            if handle.spec.deleted:
                 continue
-            priorities = [p.priority for p in queue.link.blob.parts]
-            assert priorities[0] is LinkPartPriority.Mandatory  # QUEUE-9
-            assert priorities.count(LinkPartPriority.Mandatory) == 1
-
-    @invariant()
-    def secured_queues_keep_their_key(self) -> None:
-        for handle in self.handles:
-            queue = None if handle.deleted else self.lb.store.get(handle.rid)
-            if queue is not None and handle.secured:
-                assert handle.sender_key is not None
-                assert queue.sender_key == handle.sender_key.public
-
-    @precondition(lambda self: len(self.handles) > 0)
-    @rule(handle=queues)
-    def drain_with_get(self, handle: QueueHandle) -> None:
-        """Read a queue to the end with GET and ACK from a fresh session."""
-        if handle.deleted or handle.subscribed is not None:
-            return
-        session = handle.get_sessions[0] if handle.get_sessions else self.lb.connect()
-        if session not in handle.get_sessions:
-            handle.get_sessions.append(session)
-        for _ in range(20):
-            replies = session.send(GET(), handle.rid, handle.owner.auth_key)
-            self._replies(session, replies)
-            if replies[0].tag != "MSG":
-                break
-            acked = session.send(ACK(msg_id=replies[0].expect(MSG).msg_id), handle.rid,
-                                 handle.owner.auth_key)
-            assert acked[0].tag == "OK", error_of(acked[0])
-            handle.in_flight.pop(session.session_id, None)
+            pending = {r.body for r in handle.spec.records if r.kind == "M"}
+            assert not pending & set(handle.expired), "an expired message is still waiting"
+            assert set(handle.sent) == set(delivered) | pending | set(handle.expired), (
+                "a message is neither delivered, nor waiting, nor expired"
+            )
 
 
 QueueMachine.TestCase.settings = settings(
-    max_examples=30, stateful_step_count=40, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    max_examples=30,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 @dataclass(frozen=True)
@@ -616,8 +1086,13 @@ class RunResult:
     failure: str = ""
 
 
-def run_seed(seed: int, *, examples: int = 5, steps: int = 40,
-             machine_class: type[QueueMachine] = QueueMachine) -> RunResult:
+def run_seed(
+    seed: int,
+    *,
+    examples: int = 5,
+    steps: int = 40,
+    machine_class: type[QueueMachine] = QueueMachine,
+) -> RunResult:
     """Run a machine under one Hypothesis seed; the same seed gives the same trace."""
     traces: list[str] = []
 
@@ -631,13 +1106,29 @@ def run_seed(seed: int, *, examples: int = 5, steps: int = 40,
     started = time.perf_counter()
     failure = ""
     try:
-        run_state_machine_as_test(machine, settings=settings(
-            max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
-            derandomize=False, print_blob=True,
-            suppress_health_check=list(HealthCheck)))
+        with same_draws_everywhere():  # the same seed, the same program, in any process
+            run_state_machine_as_test(
+                machine,
+                settings=settings(
+                    max_examples=examples,
+                    stateful_step_count=steps,
+                    deadline=None,
+                    database=None,
+                    derandomize=False,
+                    print_blob=True,
+                    suppress_health_check=list(HealthCheck),
+                ),
+            )
     except Exception as exc:  # a failing run is data, not a crash: the caller reports it
         notes = "\n".join(getattr(exc, "__notes__", []))
         failure = f"{type(exc).__name__}: {exc}\n{notes}"
+    machine_class.totals().update(Seeded.totals())
     digest = hashlib.sha256("\n".join(traces).encode()).hexdigest()
-    return RunResult(seed, not failure, sum(1 for t in traces if t != "--"), digest,
-                     time.perf_counter() - started, failure)
+    return RunResult(
+        seed,
+        not failure,
+        sum(1 for t in traces if t != "--"),
+        digest,
+        time.perf_counter() - started,
+        failure,
+    )

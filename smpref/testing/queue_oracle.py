@@ -1,0 +1,385 @@
+"""An abstract server written from spec/, the oracle of the queue state machines.
+
+It knows nothing of :mod:`smpref.model`, of the store or of the wire: a queue is a plain list
+of abstract records, a subscription is a session name, a message ID is whatever the server
+under test chose the first time it delivered the record (bound then, checked ever after). Each
+command method applies one spec rule to this state and returns what every session must receive
+(:class:`Expected`). The state machine compares that with what the server under test really
+sent, so a rule that is wrong in the model and "agrees with itself" cannot pass: the expectation
+never comes from the code under test.
+
+What each method implements is named by requirement ID in its docstring; nothing here is
+imported from the model, and ``tests/test_architecture.py`` keeps it that way.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["I", "M", "U", "Q"]
+Session = bytes
+
+DAY = 86400
+#: QENC-7: MSG's RcvMessage is padded to this many bytes before it is sealed
+RCV_MESSAGE_PADDED = 16106
+#: MSG-7: NMSG's metadata is padded to this many bytes before it is sealed
+NMSG_PADDED = 128
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The server configuration the oracle needs (the machine's small limits)."""
+
+    quota: int
+    message_ttl_seconds: int
+    unsecured_invitation_days: int
+    contact_days: int
+    ratchet_update_interval: int
+
+
+@dataclass(eq=False)
+class Rec:
+    """One stored record (QENC-6): its kind, sequence number, body (Message records only), the
+    time it was stored and its notification flag. ``msg_id`` is bound at its first delivery."""
+
+    uid: int
+    kind: Kind
+    seq: int
+    at: int
+    body: bytes | None = None
+    notify: bool = False
+    msg_id: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A MSG that must reach a session: this record, with this ``last`` flag (ROT-4); ``corr``
+    says whether it answers the command (GET, ACK) rather than being pushed (SUB, SEND)."""
+
+    rec: Rec
+    last: bool
+    corr: bool
+
+
+@dataclass(frozen=True)
+class Notice:
+    """An NMSG that must reach the notifier's subscriber: about this record (MSG-7)."""
+
+    rec: Rec
+    notifier_id: bytes
+
+
+#: what one session must receive: "OK", "PONG", "ERR <kind>", ("COUNT", n), ("END", entity),
+#: "IDS", "LINK", a Delivery or a Notice
+Event = str | tuple[str, object] | Delivery | Notice
+
+
+@dataclass
+class Expected:
+    """Every transmission each session must receive after one step, in order per session."""
+
+    events: dict[Session, list[Event]] = field(default_factory=dict)
+    #: the requirements whose rules decided these events (what a match confirms)
+    requirements: set[str] = field(default_factory=set)
+
+    def add(self, session: Session, event: Event) -> None:
+        self.events.setdefault(session, []).append(event)
+
+    def cite(self, *requirements: str) -> Expected:
+        self.requirements.update(requirements)
+        return self
+
+    @classmethod
+    def one(cls, session: Session, event: Event, *requirements: str) -> Expected:
+        out = cls()
+        out.add(session, event)
+        return out.cite(*requirements)
+
+
+@dataclass(eq=False)
+class SpecQueue:
+    """What the spec says one queue is: its columns, its records and who reads it."""
+
+    mode: Literal["invitation", "contact"]
+    updated_day: int
+    sender_key: bytes | None = None  # the public sender key once secured (QUEUE-11)
+    suspended: bool = False  # ROT-3
+    deleted: bool = False
+    records: list[Rec] = field(default_factory=list)
+    next_seq: int = 1  # Initial took 0 (QENC-6)
+    since_update: int = 0  # messages that used the current chain (QENC-4)
+    can_write: bool = True  # MSG-6
+    subscriber: Session | None = None
+    getters: set[Session] = field(default_factory=set)
+    in_flight: dict[Session, Rec] = field(default_factory=dict)
+    notifier_id: bytes | None = None
+    ntf_subscriber: Session | None = None
+
+    @property
+    def secured(self) -> bool:
+        return self.sender_key is not None
+
+    def counted(self) -> int:
+        """Records the quota counts: messages and the quota marker (MSG-6)."""
+        return sum(r.kind in ("M", "Q") for r in self.records)
+
+
+class SpecServer:
+    """The abstract server: one :class:`SpecQueue` per queue the machine created."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.uids = itertools.count()
+
+    # --- shared steps ------------------------------------------------------------------------
+
+    def _record(
+        self,
+        queue: SpecQueue,
+        kind: Kind,
+        now: int,
+        body: bytes | None = None,
+        notify: bool = False,
+    ) -> Rec:
+        """Append a record: Initial takes 0, Message and Update the next number, a quota marker
+        carries the next number without taking it (QENC-6)."""
+        seq = 0 if kind == "I" else queue.next_seq
+        if kind in ("M", "U"):
+            queue.next_seq += 1
+        rec = Rec(next(self.uids), kind, seq, now, body, notify)
+        queue.records.append(rec)
+        return rec
+
+    @staticmethod
+    def _deliver_first(queue: SpecQueue, session: Session, *, corr: bool) -> Delivery | None:
+        """The queue's first record goes to the session and is in flight there (MSG-2, MSG-3);
+        it carries ``last`` exactly when it is the only record of a suspended queue (ROT-4)."""
+        if not queue.records:
+            return None
+        first = queue.records[0]
+        queue.in_flight[session] = first
+        return Delivery(first, queue.suspended and len(queue.records) == 1, corr)
+
+    def _push(self, queue: SpecQueue, out: Expected) -> None:
+        """A record was added: a subscriber with nothing in flight gets the first record (MSG-2)."""
+        sub = queue.subscriber
+        if sub is not None and sub not in queue.in_flight:
+            delivery = self._deliver_first(queue, sub, corr=False)
+            if delivery is not None:
+                out.add(sub, delivery)
+
+    @staticmethod
+    def _reopen_if_empty(queue: SpecQueue) -> None:
+        """MSG-6: QUOTA holds until the queue is empty."""
+        if not queue.records:
+            queue.can_write = True
+
+    def _remove(
+        self, queue: SpecQueue, out: Expected, except_session: Session | None, rid: bytes
+    ) -> None:
+        """DEL and expiry: END to every other subscriber, recipient and notifier (MSG-8, RET-6)."""
+        if queue.subscriber is not None and queue.subscriber != except_session:
+            out.add(queue.subscriber, ("END", rid))
+        if queue.ntf_subscriber is not None and queue.ntf_subscriber != except_session:
+            out.add(queue.ntf_subscriber, ("END", queue.notifier_id))
+        queue.deleted = True
+        queue.records.clear()
+        queue.in_flight.clear()
+        queue.subscriber = queue.ntf_subscriber = None
+
+    # --- commands ----------------------------------------------------------------------------
+
+    def new(
+        self,
+        session: Session,
+        mode: Literal["invitation", "contact"],
+        now: int,
+        subscribe: bool,
+        notifier_id: bytes | None,
+    ) -> tuple[SpecQueue, Expected]:
+        """NEW: IDS; the Initial record is stored at once (QENC-1); with Subscribe, the session
+        is subscribed and gets that record (MSG-2)."""
+        queue = SpecQueue(mode, now // DAY, notifier_id=notifier_id)
+        self._record(queue, "I", now)
+        out = Expected.one(session, "IDS", "QUEUE-1", "QENC-1", "QENC-6")
+        if subscribe:
+            queue.subscriber = session
+            self._push(queue, out)
+            out.cite("MSG-2")
+        return queue, out
+
+    def secure(
+        self, queue: SpecQueue, session: Session, key: bytes, now: int, *, allowed: bool
+    ) -> Expected:
+        """KEY, SKEY, LGET with a key (QUEUE-11): the first key secures, the same key again is
+        accepted and changes nothing, another key is ``ERR AUTH``; ``allowed`` is False where
+        the command may not secure this queue at all (SKEY and LGET on a contact queue)."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        if not allowed or (queue.secured and queue.sender_key != key):
+            return Expected.one(session, "ERR AUTH", "QUEUE-11")
+        if not queue.secured:
+            queue.sender_key = key
+            queue.updated_day = now // DAY
+        return Expected.one(session, "OK", "QUEUE-11", "QUEUE-5")
+
+    def send(
+        self,
+        queue: SpecQueue,
+        session: Session,
+        key: bytes | None,
+        body: bytes,
+        *,
+        notify: bool,
+        now: int,
+    ) -> Expected:
+        """SEND (MSG-1, ROT-3, MSG-6, QENC-2, QENC-4, MSG-2, MSG-7)."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        if key != queue.sender_key:
+            return Expected.one(session, "ERR AUTH", "MSG-1")
+        if queue.suspended:
+            return Expected.one(session, "ERR AUTH", "ROT-3")
+        if not queue.can_write:
+            return Expected.one(session, "ERR QUOTA", "MSG-6")
+        out = Expected()
+        if queue.counted() >= self.limits.quota:
+            self._record(queue, "Q", now)
+            queue.can_write = False
+            out.add(session, "ERR QUOTA")
+            self._push(queue, out)
+            return out.cite("MSG-6", "QENC-6")
+        if queue.since_update >= self.limits.ratchet_update_interval:
+            self._record(queue, "U", now)
+            queue.since_update = 0
+            out.cite("QENC-4")
+        message = self._record(queue, "M", now, body, notify)
+        queue.since_update += 1
+        queue.updated_day = now // DAY
+        out.add(session, "OK")
+        self._push(queue, out)
+        if notify and queue.ntf_subscriber is not None and queue.notifier_id is not None:
+            out.add(queue.ntf_subscriber, Notice(message, queue.notifier_id))
+            out.cite("MSG-7")
+        return out.cite("MSG-1", "MSG-2", "QENC-2", "QUEUE-5")
+
+    def sub(self, queue: SpecQueue, session: Session, rid: bytes, now: int) -> Expected:
+        """SUB (MSG-2, MSG-3, CMD-33)."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        if session in queue.getters:
+            return Expected.one(session, "ERR CMD PROHIBITED", "MSG-3")
+        out = Expected()
+        previous = queue.subscriber
+        if previous is not None and previous != session:
+            out.add(previous, ("END", rid))
+            queue.in_flight.pop(previous, None)
+            out.cite("CMD-33")
+        queue.subscriber = session
+        queue.in_flight.pop(session, None)  # a repeated SUB forgets the record in flight
+        queue.updated_day = now // DAY
+        out.add(session, "OK")
+        delivery = self._deliver_first(queue, session, corr=False)
+        if delivery is not None:
+            out.add(session, delivery)
+        return out.cite("MSG-2", "QUEUE-5")
+
+    def get(self, queue: SpecQueue, session: Session) -> Expected:
+        """GET (MSG-3)."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        if queue.subscriber == session:
+            return Expected.one(session, "ERR CMD PROHIBITED", "MSG-3")
+        queue.getters.add(session)
+        delivery = self._deliver_first(queue, session, corr=True)
+        return Expected.one(session, delivery if delivery is not None else "OK", "MSG-3")
+
+    def ack(self, queue: SpecQueue, session: Session, msg_id: bytes) -> Expected:
+        """ACK (MSG-4): removes the record in flight when the ID matches (empty matches any),
+        also when another session's ACK removed it already; the next MSG on a subscription."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        in_flight = queue.in_flight.get(session)
+        if in_flight is None or (msg_id and msg_id != in_flight.msg_id):
+            return Expected.one(session, "ERR NO_MSG", "MSG-4")
+        del queue.in_flight[session]
+        if in_flight in queue.records:
+            queue.records.remove(in_flight)
+        self._reopen_if_empty(queue)
+        if queue.subscriber == session:
+            delivery = self._deliver_first(queue, session, corr=True)
+            if delivery is not None:
+                return Expected.one(session, delivery, "MSG-4", "MSG-2", "MSG-9")
+        return Expected.one(session, "OK", "MSG-4", "MSG-9")
+
+    def off(self, queue: SpecQueue, session: Session) -> Expected:
+        """OFF (ROT-3): suspends; COUNT of every stored record, the one in flight included."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        queue.suspended = True
+        return Expected.one(session, ("COUNT", len(queue.records)), "ROT-3", "ROT-4")
+
+    def delete(self, queue: SpecQueue, session: Session, rid: bytes) -> Expected:
+        """DEL (MSG-8)."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        out = Expected()
+        self._remove(queue, out, session, rid)
+        out.add(session, "OK")
+        return out.cite("MSG-8")
+
+    def nsub(self, queue: SpecQueue, session: Session) -> Expected:
+        """NSUB (CMD-23, CMD-33): subscribes notifications; moves them from another session."""
+        if queue.deleted or queue.notifier_id is None:
+            return Expected.one(session, "ERR AUTH", "AUTH-2", "CMD-15")
+        out = Expected()
+        if queue.ntf_subscriber is not None and queue.ntf_subscriber != session:
+            out.add(queue.ntf_subscriber, ("END", queue.notifier_id))
+            out.cite("CMD-33")
+        queue.ntf_subscriber = session
+        out.add(session, "OK")
+        return out.cite("CMD-23")
+
+    def ndel(self, queue: SpecQueue, session: Session) -> Expected:
+        """NDEL (CMD-15): the notifier and its subscription are gone; OK also without one."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        queue.notifier_id = None
+        queue.ntf_subscriber = None
+        return Expected.one(session, "OK", "CMD-15")
+
+    # --- time --------------------------------------------------------------------------------
+
+    def expires(self, queue: SpecQueue, today: int) -> bool:
+        """RET-1..RET-4: strictly older than its period; secured invitations never by date."""
+        age = today - queue.updated_day
+        if queue.mode == "contact":
+            return age > self.limits.contact_days
+        return not queue.secured and age > self.limits.unsecured_invitation_days
+
+    def sweep(self, queue: SpecQueue, rid: bytes, now: int, out: Expected) -> int:
+        """One queue in a whole sweep (RET-1..RET-6): the queue expires, or its messages older
+        than the TTL leave from the head, key records kept, stopping at a quota marker, a younger
+        message or a record in flight. Returns how many messages expired."""
+        if queue.deleted:
+            return 0
+        if self.expires(queue, now // DAY):
+            self._remove(queue, out, None, rid)
+            return 0
+        in_flight = {id(r) for r in queue.in_flight.values()}
+        expired = 0
+        for rec in list(queue.records):
+            if rec.kind in ("I", "U"):
+                continue
+            if (
+                rec.kind == "Q"
+                or now - rec.at <= self.limits.message_ttl_seconds
+                or id(rec) in in_flight
+            ):
+                break
+            queue.records.remove(rec)
+            expired += 1
+        self._reopen_if_empty(queue)
+        return expired

@@ -1,0 +1,40 @@
+"""The depth floors of the state machines at the CI size (issue: a machine that runs but never
+reaches quota, suspension, expiry or deletion with messages pending finds nothing).
+
+Each machine test runs its machine once, then :func:`check_depth` reads what the machine counted
+(:meth:`smpref.testing.queue_machine.QueueMachine.totals`) and fails when a floor is not met, or
+when a requirement the test claims was never checked against the oracle.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+#: the least each counter must reach over one CI-size run of the model's machine (120 runs of
+#: up to 60 steps). The runs are derandomized and draw no constant from local modules
+#: (smpref.testing.determinism), so they are the same in every session; under other seeds the
+#: counts were several times these floors, except expired messages and notifications (about
+#: twice).
+FLOORS = {
+    "messages sent": 300,
+    "messages delivered": 200,
+    "quota answers": 50,
+    "suspended queues drained": 10,
+    "last flags": 20,
+    "messages expired": 5,
+    "queues expired": 5,
+    "messages deleted with their queue": 10,
+    "notifications": 20,
+}
+
+
+def shortfalls(totals: Counter[str], rules: list[str], claimed: tuple[str, ...], *,
+               scale: float = 1.0) -> list[str]:
+    """Every floor (times ``scale``, for a machine run with fewer examples) not met, rule never
+    fired and claimed requirement never checked."""
+    out = [f"{name}: {totals[name]} < {floor * scale:g}" for name, floor in FLOORS.items()
+           if totals[name] < floor * scale]
+    out += [f"rule {rule} never fired" for rule in rules if not totals["rule " + rule]]
+    out += [f"{rid} claimed but never checked against the oracle" for rid in claimed
+            if not totals["checked " + rid]]
+    return out
