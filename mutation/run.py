@@ -1,5 +1,7 @@
-"""`make mutate`: mutation testing of the model's rules, the ratchet, the journal store and the
-model server's command dispatch, with cosmic-ray, against the state machines and rule tests.
+"""`make mutate`: cosmic-ray mutation testing against the state machines and rule tests.
+
+It mutates the model's rules, the ratchet, the journal store and the model server's command
+dispatch.
 
 Each module is mutated in its own copy of the *installed* package (the wheel's files, package
 data included), so the checkout is never touched and what is mutated is what the tests import.
@@ -274,7 +276,8 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("reports/mutation"))
-    parser.add_argument("--jobs", type=int, default=2, help="modules mutated at once")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="shards run at once; each module is cut into this many")
     parser.add_argument("--only", action="append", default=[],
                         help="a target name or module path (repeatable)")
     parser.add_argument("--report-only", action="store_true",
