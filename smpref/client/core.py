@@ -188,6 +188,19 @@ class OwnedQueue:
         self.rcv_dh_secret = box_key(ids.rcv_public_dh_key.raw, self.dh_key.secret)
         self.mirror = ClientRatchet(self.dh_key.secret)
 
+    def unseal(self, msg: MSG) -> tuple[RcvMessage, int]:
+        """MSG's RcvMessage, opened afresh and not passed to the mirror, and the size it was
+        padded to before sealing (QENC-7).
+
+        Raises:
+            CryptoError: the body does not open with rcvDhSecret, or does not decode.
+        """
+        padded = secretbox_open(self.rcv_dh_secret, msg.msg_id, msg.enc_body)
+        try:
+            return decode_struct(RcvMessage, unpad(padded)), len(padded)
+        except (WireError, BlockError) as exc:
+            raise CryptoError(f"MSG body does not decode: {exc}") from None
+
     def open_message(self, msg: MSG) -> tuple[RcvMessage, Received, bool]:
         """Open MSG: unseal the body (nonce = msgId), decode it, run the mirror (QENC-7).
 
@@ -198,11 +211,7 @@ class OwnedQueue:
         if msg.msg_id in self.opened:
             body, received = self.opened[msg.msg_id]
             return body, received, True
-        padded = secretbox_open(self.rcv_dh_secret, msg.msg_id, msg.enc_body)
-        try:
-            body = decode_struct(RcvMessage, unpad(padded))
-        except (WireError, BlockError) as exc:
-            raise CryptoError(f"MSG body does not decode: {exc}") from None
+        body, _ = self.unseal(msg)
         received = self.mirror.receive(body.record.encode())
         self.opened[msg.msg_id] = (body, received)
         while len(self.opened) > OPENED_MEMORY:  # oldest first: dicts keep insertion order

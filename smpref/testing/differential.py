@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
@@ -145,8 +144,3 @@ class DifferentialMachine(QueueMachine):
     def teardown(self) -> None:
         super().teardown()
         shutil.rmtree(self._tmp, ignore_errors=True)
-
-
-DifferentialMachine.TestCase.settings = settings(
-    max_examples=100, stateful_step_count=60, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -359,17 +359,17 @@ class SpecServer:
             return age > self.limits.contact_days
         return not queue.secured and age > self.limits.unsecured_invitation_days
 
-    def sweep(self, queue: SpecQueue, rid: bytes, now: int, out: Expected) -> int:
+    def sweep(self, queue: SpecQueue, rid: bytes, now: int, out: Expected) -> list[Rec]:
         """One queue in a whole sweep (RET-1..RET-6): the queue expires, or its messages older
         than the TTL leave from the head, key records kept, stopping at a quota marker, a younger
-        message or a record in flight. Returns how many messages expired."""
+        message or a record in flight. Returns the messages that expired."""
         if queue.deleted:
-            return 0
+            return []
         if self.expires(queue, now // DAY):
             self._remove(queue, out, None, rid)
-            return 0
+            return []
         in_flight = {id(r) for r in queue.in_flight.values()}
-        expired = 0
+        expired = []
         for rec in list(queue.records):
             if rec.kind in ("I", "U"):
                 continue
@@ -380,6 +380,6 @@ class SpecServer:
             ):
                 break
             queue.records.remove(rec)
-            expired += 1
+            expired.append(rec)
         self._reopen_if_empty(queue)
         return expired
