@@ -31,6 +31,11 @@ class Step:
     path: str
     size: int = 0  # bytes written, for write and append
     target: str = ""  # for rename
+    line_ends: tuple[int, ...] = ()  # for write and append: the offset after each LF written
+
+
+def line_ends(data: bytes) -> tuple[int, ...]:
+    return tuple(i + 1 for i, byte in enumerate(data) if byte == 0x0A)
 
 
 @dataclass
@@ -90,13 +95,13 @@ class FaultyFileSystem(FileSystem):
         super().makedirs(rel)
 
     def write_new(self, rel: str, data: bytes) -> None:
-        cut = self._step(Step("write", rel, len(data)))
+        cut = self._step(Step("write", rel, len(data), line_ends=line_ends(data)))
         if cut is not None:
             self._partial(rel, data, cut, truncate=True)
         super().write_new(rel, data)
 
     def append(self, rel: str, data: bytes, at: int | None = None) -> None:
-        cut = self._step(Step("append", rel, len(data)))
+        cut = self._step(Step("append", rel, len(data), line_ends=line_ends(data)))
         if cut is not None:
             self._partial(rel, data, cut, truncate=False, at=at)
         super().append(rel, data, at)

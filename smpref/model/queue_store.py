@@ -31,7 +31,8 @@ class QueueStore(ABC):
 
     @abstractmethod
     def id_taken(self, entity_id: bytes) -> bool:
-        """Whether any queue uses this ID in any role."""
+        """Whether any queue uses this ID in any role; an ID a queue no longer has (its
+        notifier removed, the queue deleted) is free again."""
 
     @abstractmethod
     def put(self, queue: QueueRecord) -> None:
@@ -47,7 +48,8 @@ class QueueStore(ABC):
 
     @abstractmethod
     def records(self, recipient_id: bytes) -> tuple[StoredRecord, ...]:
-        """The records of a queue, oldest first."""
+        """The records of a queue, oldest first; none for a queue that does not exist (never
+        created, or deleted)."""
 
     @abstractmethod
     def remove(self, recipient_id: bytes, msg_id: bytes) -> bool:

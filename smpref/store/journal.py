@@ -121,7 +121,6 @@ class StoreStats:
 
     opened: int = 0
     evicted: int = 0
-    commits: int = 0
     leftovers_removed: int = 0
     warnings: list[str] = field(default_factory=list)
 
@@ -644,8 +643,6 @@ class JournalStore(QueueStore):
                 # The queues are committed; usage.log is only where the total starts from at
                 # the next start, and a sweep recounts it after an unclean one (STORE-19).
                 self._report(f"the blob total was not saved: {exc}")
-        if len(failed) < len(dirty):
-            self.stats.commits += 1
         self._evict()
         return failed
 
@@ -857,16 +854,17 @@ class JournalStore(QueueStore):
             self.fs.unlink(path + ".bak")
 
     def _stamped(self, folder: str, stem: str, ext: str) -> str:
-        """``<folder>/<stem>.<UTC YYYYmmddTHHMMSSZ>[-n]<ext>``: a name no backup has yet."""
+        """``<folder>/<stem>.<UTC YYYYmmddTHHMMSSZ>[-n]<ext>``: a name no backup has yet, that
+        sorts after every backup of the same second (``n`` one more than the highest there),
+        so that trimming keeps the newest ones. Reusing a freed lower ``n`` would make the
+        newest backup the first to be trimmed."""
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self.clock.now()))
-        names = set(self.fs.listdir(folder))
-        n = 0
-        while True:
-            suffix = f"-{n}" if n else ""
-            name = f"{stem}.{stamp}{suffix}{ext}"
-            if name not in names:
-                return f"{folder}/{name}" if folder else name
-            n += 1
+        same_second = [_backup_order(name)[1] for name in self.fs.listdir(folder)
+                       if name.startswith(f"{stem}.{stamp}") and name.endswith(ext)
+                       and _backup_order(name)[0] == stamp]
+        n = max(same_second, default=-1) + 1
+        name = f"{stem}.{stamp}{f'-{n}' if n else ''}{ext}"
+        return f"{folder}/{name}" if folder else name
 
     def _trim(self, folder: str, names: list[str], keep: int) -> None:
         for name in sorted(names, key=_backup_order)[:max(0, len(names) - keep)]:
