@@ -22,10 +22,10 @@ from test_model_rules import Q, create, notifier_request, send
 from test_store_journal import journal_lb, reopen
 
 from smpref.client.core import make_link_blob
-from smpref.errors import StoreCorruptError, StoreIOError
+from smpref.errors import NotAStoreError, StoreCorruptError, StoreIOError
 from smpref.store.filesystem import FileSystem
 from smpref.store.journal import FORMAT_VERSION, JournalStore, folder_of
-from smpref.store.lines import b64, encode_line, read_log
+from smpref.store.lines import b64, decode_line, encode_line, read_log
 from smpref.testing.loopback import Loopback
 from smpref.wire.messages import (
     ACK,
@@ -65,18 +65,23 @@ def last_version(path: Path) -> int:
     return int(read_log(path.read_bytes(), lambda f: f).valid[-1].value["ver"])
 
 
+@pytest.mark.parametrize("how", ["opened from disk", "created"])
 @req("STORE-14")
 def test_logs_hold_one_more_line_per_commit_until_just_past_their_threshold(
-        tmp_path: Path) -> None:
-    """Opened from disk, each log is one line; each commit that changes the record adds one
-    line to both logs, and a log is compacted back to one line exactly when it has more lines
-    than its threshold."""
+        tmp_path: Path, how: str) -> None:
+    """Opened from disk, or just created, each log is one line; each commit that changes the
+    record adds one line to both logs, and a log is compacted back to one line exactly when it
+    has more lines than its threshold."""
     lb = journal_lb(tmp_path / "s")
-    q = contact(lb)
-    set_blob(lb, q, 0)  # a few lines already: opening compacts them
-    reopen(lb, compact_lines=(REC_LIMIT, STATE_LIMIT))
+    if how == "created":
+        reopen(lb, compact_lines=(REC_LIMIT, STATE_LIMIT))
+        q = contact(lb)
+    else:
+        q = contact(lb)
+        set_blob(lb, q, 0)  # a few lines already: opening compacts them
+        reopen(lb, compact_lines=(REC_LIMIT, STATE_LIMIT))
     folder = tmp_path / "s" / folder_of(q.rid)
-    rec, state = 1, 1  # what opening leaves
+    rec, state = 1, 1  # what opening or creating leaves
     seen = []
     for n in range(1, 13):
         set_blob(lb, q, n)
@@ -639,3 +644,256 @@ def test_a_leftover_is_reported_with_what_it_holds(tmp_path: Path, read_only: bo
         f"{folder_of(HALF)}: {verb} (queue_rec.log){tail}",
         f"{folder_of(EMPTY)}: {verb} (empty){tail}"]
     assert half.exists() == empty.exists() == read_only
+
+
+@req("STORE-12", "QUEUE-9")
+def test_a_creation_that_fails_leaves_the_blob_total_where_it_was(tmp_path: Path) -> None:
+    """NEW with a link fails at the blob's write: ERR STORE, the total as before, and the
+    same total after the next successful change."""
+    lb = journal_lb(tmp_path / "s")
+    existing = contact(lb)
+    lb.store.close()
+    fs = FullDisk(tmp_path / "s", sync=False)
+    store = JournalStore(tmp_path / "s", clock=lb.clock, fs=fs)
+    lb.store = lb.server.store = store
+    before = store.blob_bytes()
+    fs.full = True
+    failed = create(lb, lb.connect(), mode=ConnectionMode.Contact, link=True)
+    assert failed.replies[0].tag == "ERR"
+    fs.full = False
+    assert store.blob_bytes() == before
+    set_blob(lb, existing, 1, optional=2)
+    assert store.blob_bytes() == store.get(existing.rid).link.blob_size  # type: ignore
+
+
+@req("STORE-12")
+def test_rollback_and_forget_drop_exactly_the_uncommitted_changes(tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    conn = lb.connect()
+    a, b, c = (create(lb, conn).rid for _ in range(3))
+    store = lb.store
+    original = {rid: store.get(rid) for rid in (a, b, c)}
+    records = {rid: store.records(rid) for rid in (a, b, c)}
+
+    def touch(rid: bytes) -> None:
+        queue = store.get(rid)
+        assert queue is not None
+        store.put(replace(queue, updated_at=queue.updated_at + 5))
+        store.remove(rid, records[rid][0].msg_id)
+
+    touch(a)
+    store.rollback()
+    assert (store.get(a), store.records(a)) == (original[a], records[a])
+    touch(b)
+    touch(c)
+    store.forget({b})  # one transmission's changes go, the other's stay
+    assert (store.get(b), store.records(b)) == (original[b], records[b])
+    store.commit()
+    reread = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True)
+    assert [reread.get(r) == original[r] for r in (a, b, c)] == [True, True, False]
+    assert reread.records(c) == records[c][1:]
+
+
+@req("STORE-13")
+def test_opening_removes_a_journal_the_state_does_not_name(tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    q = create(lb, lb.connect())
+    store = reopen(lb)
+    folder = tmp_path / "s" / folder_of(q.rid)
+    (named,) = folder.glob("messages.*.log")
+    stray = folder / "messages.AAAAAAAAAAAAAAAA.log"  # a switch a crash cut short
+    stray.write_bytes(named.read_bytes())
+    assert store.get(q.rid) is not None
+    assert [p.name for p in folder.glob("messages.*.log")] == [named.name]
+
+
+@req("STORE-11", "STORE-4")
+def test_a_committed_digest_of_bytes_that_are_no_blob_is_an_error(tmp_path: Path) -> None:
+    """blob.data matches the digest in queue_rec.log but is not a LinkBlob: corruption no
+    crash makes, named, never a blob made up."""
+    lb = journal_lb(tmp_path / "s")
+    q = contact(lb)
+    reopen(lb)
+    folder = tmp_path / "s" / folder_of(q.rid)
+    junk = b"no blob at all"
+    (folder / "blob.data").write_bytes(junk)
+    rec_log = folder / "queue_rec.log"
+    *_, last = rec_log.read_bytes().splitlines()
+    fields = decode_line(last)
+    link_id, _, _, drop = fields["link"].split(",")
+    fields["link"] = f"{link_id},{len(junk)},{b64(hashlib.sha256(junk).digest())},{drop}"
+    rec_log.write_bytes(encode_line(fields.items()))
+    store = reopen(lb)
+    with pytest.raises(StoreCorruptError, match="not a LinkBlob"):
+        store.get(q.rid)
+
+
+@req("STORE-19", "STORE-11")
+def test_a_recount_skips_an_unreadable_queue_and_counts_the_rest(tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    readable, damaged = contact(lb), contact(lb)
+    lb.store.commit()
+    size = lb.store.get(readable.rid).link.blob_size  # type: ignore[union-attr]
+    state_log = tmp_path / "s" / folder_of(damaged.rid) / "queue_state.log"
+    data = bytearray(state_log.read_bytes())
+    data[5] ^= 1
+    state_log.write_bytes(bytes(data))
+    store = JournalStore(tmp_path / "s", clock=lb.clock, sync=False)  # unclean: recount
+    assert sorted(store.queue_ids_after(None, 10)) == sorted([readable.rid, damaged.rid])
+    assert store.blob_bytes() == size
+    assert any("blob recount skipped an unreadable queue" in w for w in store.stats.warnings)
+
+
+@req("STORE-14", "STORE-21")
+def test_a_read_only_store_reads_a_cut_short_compaction_where_it_is(tmp_path: Path) -> None:
+    """queue_rec.log.bak is the whole log when a compaction was cut short: a read-only store
+    reads the queue from it, changes nothing, and says --repair finishes it."""
+    lb = journal_lb(tmp_path / "s")
+    q = contact(lb)
+    expected = lb.store.get(q.rid)
+    lb.store.close()
+    rec_log = tmp_path / "s" / folder_of(q.rid) / "queue_rec.log"
+    rec_log.rename(rec_log.with_name("queue_rec.log.bak"))
+    rec_log.write_bytes(b"")  # the new one-line log was never written
+    before = sorted((p.name, p.read_bytes()) for p in rec_log.parent.iterdir())
+    store = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True)
+    assert store.get(q.rid) == expected
+    assert sorted((p.name, p.read_bytes()) for p in rec_log.parent.iterdir()) == before
+    assert any("compaction was cut short; --repair finishes it" in w
+               for w in store.stats.warnings)
+
+
+@pytest.mark.parametrize("marker", [
+    [("v", "0"), ("format", "smpref-journal-store")],
+    [("v", "2"), ("format", "smpref-journal-store")],
+    [("v", FORMAT_VERSION), ("format", "aaa")],
+    [("v", FORMAT_VERSION), ("format", "zzz")],
+], ids=["older version", "newer version", "other format below", "other format above"])
+@req("STORE-20")
+def test_a_marker_of_another_format_or_version_is_refused(tmp_path: Path,
+                                                          marker: list[tuple[str, str]]) -> None:
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / "smpref-store").write_bytes(encode_line(marker))
+    with pytest.raises(NotAStoreError):
+        JournalStore(root, sync=False)
+
+
+@req("STORE-11", "STORE-15")
+def test_the_walk_keeps_a_corrupt_reference_as_evidence(tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    q = create(lb, lb.connect())
+    corrupt = tmp_path / "s" / folder_of(b"\x07" * 24)
+    corrupt.mkdir(parents=True)
+    (corrupt / "sender.ref").write_bytes(b"not base64!\n")
+    store = reopen(lb)
+    assert store.queue_ids_after(None, 10) == [q.rid]
+    assert (corrupt / "sender.ref").exists()
+
+
+@pytest.mark.parametrize("kind", ["memory", "journal"])
+@req("STORE-18")
+def test_remove_says_whether_the_record_was_there_and_a_deleted_queue_takes_nothing(
+        tmp_path: Path, kind: str) -> None:
+    lb = journal_lb(tmp_path / "s") if kind == "journal" else Loopback(seed=1)
+    q = create(lb, lb.connect())
+    store = lb.store
+    (record,) = store.records(q.rid)
+    assert store.remove(q.rid, b"no such message id") is False
+    assert store.remove(q.rid, record.msg_id) is True
+    assert store.remove(q.rid, record.msg_id) is False
+    store.delete(q.rid)
+    with pytest.raises(KeyError):
+        store.append(q.rid, record)  # deleted, not yet committed
+    store.commit()
+    with pytest.raises(KeyError):
+        store.append(q.rid, record)
+
+
+@req("STORE-12", "STORE-19")
+def test_a_group_commit_that_fails_for_one_queue_keeps_the_blob_total_right(
+        tmp_path: Path) -> None:
+    """commit_all writes each queue on its own: a blob change that fails is dropped from the
+    running total, without a rollback, while the other queue's change is committed."""
+    lb = journal_lb(tmp_path / "s")
+    failing, other = contact(lb), create(lb, lb.connect())
+    new_born = contact(lb)
+    lb.store.close()
+    fs = FullDisk(tmp_path / "s", sync=False)
+    store = JournalStore(tmp_path / "s", clock=lb.clock, fs=fs)
+    created = store.get(new_born.rid)
+    assert created is not None and created.link is not None
+    store.delete(new_born.rid)
+    store.commit()
+    before = store.blob_bytes()
+    queue = store.get(failing.rid)
+    assert queue is not None and queue.link is not None
+    bigger = replace(queue.link, blob=replace(queue.link.blob, parts=queue.link.blob.parts * 2),
+                     blob_size=queue.link.blob_size * 2)
+    store.put(replace(queue, link=bigger))  # a blob change
+    store.put(created)  # created again: a new queue with a blob
+    plain = store.get(other.rid)
+    assert plain is not None
+    store.put(replace(plain, updated_at=plain.updated_at + 1))  # no blob
+    assert store.blob_bytes() == before + queue.link.blob_size + created.link.blob_size
+    fs.full = True
+    failed = store.commit_all()
+    assert set(failed) == {failing.rid, new_born.rid}
+    assert store.blob_bytes() == before
+    fs.full = False
+    reread = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True)
+    assert reread.get(other.rid) == replace(plain, updated_at=plain.updated_at + 1)
+
+
+@req("STORE-19")
+def test_a_crashed_store_starts_from_the_last_total_it_saved(tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    q = contact(lb)
+    for n in range(3):  # a usage.log line each
+        set_blob(lb, q, n, optional=n)
+    last = lb.store.blob_bytes()
+    # abandoned, never closed: a crash
+    store = JournalStore(tmp_path / "s", clock=lb.clock, sync=False)
+    assert store.blob_bytes() == last
+
+
+@req("STORE-10")
+def test_a_store_syncs_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.append(fd) or real(fd))
+    store = JournalStore(tmp_path / "s")
+    store.close()
+    assert calls  # the marker, usage.log and their folders
+
+
+@req("STORE-11")
+def test_a_skipped_corrupt_line_is_reported(tmp_path: Path) -> None:
+    """A damaged line before the line in force is not needed: skipped, with a warning naming
+    the queue's folder and the line."""
+    lb = journal_lb(tmp_path / "s")
+    q = contact(lb)
+    store = reopen(lb, compact_lines=(16, 64))
+    store.get(q.rid)
+    set_blob(lb, q, 1)  # queue_rec.log: the line from opening, then the one in force
+    rec_log = tmp_path / "s" / folder_of(q.rid) / "queue_rec.log"
+    data = bytearray(rec_log.read_bytes())
+    data[5] ^= 1  # the first line
+    rec_log.write_bytes(bytes(data))
+    store = reopen(lb)
+    assert store.get(q.rid) is not None
+    assert f"{folder_of(q.rid)}: skipped corrupt line 1: " in "\n".join(store.stats.warnings)
+
+
+@req("STORE-13")
+def test_opening_cuts_off_a_journal_tail_the_state_never_committed(tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    q = create(lb, lb.connect())
+    send(lb.connect(), q, b"committed")
+    store = reopen(lb)
+    (journal,) = (tmp_path / "s" / folder_of(q.rid)).glob("messages.*.log")
+    committed = journal.read_bytes()
+    with journal.open("ab") as f:
+        f.write(committed.splitlines(keepends=True)[-1])  # lines a crash left uncommitted
+    assert store.get(q.rid) is not None and len(store.records(q.rid)) == 2
+    assert journal.read_bytes() == committed

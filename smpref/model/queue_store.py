@@ -44,7 +44,10 @@ class QueueStore(ABC):
 
     @abstractmethod
     def append(self, recipient_id: bytes, record: StoredRecord) -> None:
-        """Add a record at the end of a queue."""
+        """Add a record at the end of a queue.
+
+        Raises:
+            KeyError: the queue does not exist (deleted, even before a commit)."""
 
     @abstractmethod
     def records(self, recipient_id: bytes) -> tuple[StoredRecord, ...]:
@@ -53,7 +56,7 @@ class QueueStore(ABC):
 
     @abstractmethod
     def remove(self, recipient_id: bytes, msg_id: bytes) -> bool:
-        """Remove one record by message ID; whether it was there."""
+        """Remove one record of an existing queue by message ID; whether it was there."""
 
     @abstractmethod
     def queue_ids_after(self, after: bytes | None, limit: int) -> list[bytes]:
