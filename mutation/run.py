@@ -18,10 +18,12 @@ mutant with its diff). Prints the kill rate per module. docs/testing.md explains
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -102,8 +104,89 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
      "only sender_key and notifier_key reach this line, and 'notifier_key' sorts below it"),
     ("smpref/model/server.py", "ReplaceComparisonOperator", 'if signer == "notifier_key"',
      "only notifier_key reaches this line (the other signers returned before)"),
-    ("smpref/store/journal.py", "ReplaceTrueWithFalse", "return True", "no caller reads the "
-     "result of JournalStore.remove", "self._dirty.add(entry.rid)"),
+    ("smpref/store/journal.py", "", "QueueState(0, None, 0, 0, 0, 0, True,",
+     "the base state of a queue never committed: it has no journal, so both paths of "
+     "_write_journal replace every field but the ratchet before the line is written"),
+    ("smpref/store/journal.py", "Eq_GtE", "if self._ids.get(entity_id) == entry.rid:",
+     "an ID maps to one queue only (QUEUE-4), and every ID of an open queue is mapped to it, "
+     "so no mapped ID of this queue sorts above it"),
+    ("smpref/store/journal.py", "Gt_NotEq", "if len(data) > state.write_bytes:",
+     "a journal shorter than the committed size raised just before"),
+    ("smpref/store/journal.py", "NumberReplacer", "BLOB_BACKUPS if link_meta else 0)",
+     "with no link left every copy is trimmed, and a keep of -1 trims the same copies"),
+    ("smpref/store/journal.py", "ReplaceAndWithOr", 'name.startswith(f"{stem}.{stamp}") and',
+     "the stamp comparison beside it already keeps only names with this second's stamp in "
+     "a backup's place, and only this stem's backups have one"),
+    ("smpref/store/journal.py", "NotEq_Lt", "n.endswith(ext) and n != name",
+     "a backup's name has a digit where the log's own name has a letter "
+     "('queue_rec.2...' against 'queue_rec.log'), so every backup sorts below it"),
+    ("smpref/store/journal.py", "NotEq_Lt", 'n.endswith(".data") and n != BLOB]',
+     "a copy's name has a digit where 'blob.data' has 'd', so every copy sorts below it"),
+    ("smpref/store/journal.py", "", "if self._pool is not None and len(entries) > 1:",
+     "the commit pool makes the same calls for each queue, in the same order, as the caller "
+     "does: it only lets the fsyncs of different queues overlap"),
+    ("smpref/store/journal.py", "", "if commit_workers > 1 else None",
+     "the commit pool makes the same calls for each queue, in the same order, as the caller "
+     "does: it only lets the fsyncs of different queues overlap"),
+    ("smpref/store/journal.py", "NumberReplacer", "lock: bool = False, commit_workers: int = 1)",
+     "the commit pool makes the same calls for each queue, in the same order, as the caller "
+     "does: it only lets the fsyncs of different queues overlap"),
+    ("smpref/store/journal.py", "Eq_GtE", "if len(found) == limit:",
+     "found grows one at a time from none and is checked each time: it meets a limit of one "
+     "or more exactly"),
+    ("smpref/store/journal.py", "", "and _backup_order(name)[0] == stamp]",
+     "a name that starts with this stem and this second's stamp has exactly that stamp in a "
+     "backup's place"),
+    ("smpref/store/journal.py", "ReplaceTrueWithFalse", "self._pool.shutdown(wait=True)",
+     "the pool is idle when it is stopped: commit_all has collected every result"),
+    ("smpref/store/journal.py", "ReplaceFalseWithTrue", "self._recount_pending = False",
+     "_start sets it from usage.log before it is read"),
+    ("smpref/store/journal.py", "ZeroIterationForLoop", "for entity_id in entry.current.ids()",
+     "indexing a queue read from disk only saves reading its reference files: a lookup that "
+     "misses the index reads the reference, and id_taken sees the folder",
+     "assert entry.current is not None"),
+    ("smpref/store/journal.py", "ReplaceFalseWithTrue", "fs = ReadOnlyFileSystem(self.root,",
+     "a read-only file layer writes nothing, so it has nothing to sync"),
+    ("smpref/store/journal.py", "", "and current[:len(kept)] == kept",
+     "records are only appended at the end or removed: when the kept records are the "
+     "committed ones after the consumed head, they are also the head of the current ones"),
+    ("smpref/store/journal.py", "NumberReplacer", "            self._cached = 0",
+     "close() resets it, and a closed store is not used again"),
+    ("smpref/store/journal.py", "NumberReplacer", "ORDER.get(c, 64)",
+     "only a character outside base64url gets the default, and a folder named with one "
+     "holds no queue (its name is no ID): where it sorts changes nothing"),
+    ("smpref/store/journal.py", "",
+     "if contents.line_count != state.write_lines - state.read_lines:",
+     "the committed bytes hold another number of lines only if an LF was lost or added, which "
+     "makes a line fail its checksum and raise just before"),
+    ("smpref/store/journal.py", "ReplaceTrueWithFalse", "zip(entries, outcomes, strict=True)",
+     "there is one outcome per entry by construction"),
+    ("smpref/store/journal.py", "ReplaceTrueWithFalse", "    return True",
+     "read_log keeps only whether the marker line parses, not the value _marker returns",
+     'raise LineError("not a smpref journal store marker of a known version")'),
+    ("smpref/store/journal.py", "NotEq_Lt", 'if role != "recipient":',
+     "a queue's sender ID never changes (QUEUE-4): 'sender', the only role that sorts above "
+     "'recipient', is never among the references a change gives up",
+     "for role, entity_id in gone_refs.items():"),
+    ("smpref/store/journal.py", "NumberReplacer", "blob_change: int = 0",
+     "_commit_entry sets it to 0 before it is read"),
+    ("smpref/store/journal.py", "NumberReplacer", "rec_lines: int = 0",
+     "set when the queue is loaded or first committed, before it is read"),
+    ("smpref/store/journal.py", "NumberReplacer", "state_lines: int = 0",
+     "set when the queue is loaded or first committed, before it is read"),
+    ("smpref/store/journal.py", "Gt_NotEq", "_log.line_count > 1 or",
+     "a log without one complete valid line returned or raised before: it has at least one"),
+    ("smpref/store/journal.py", "NumberReplacer", "self._persisted_blob_bytes = 0",
+     "_start sets it from usage.log before it is read"),
+    ("smpref/store/journal.py", "NumberReplacer", "self._committed_blob_bytes = 0",
+     "_start sets it from usage.log before it is read"),
+    ("smpref/store/journal.py", "NumberReplacer", "self._blob_bytes = 0",
+     "_start sets it from usage.log before it is read"),
+    ("smpref/store/journal.py", "NumberReplacer", "return encode_line(record_fields(0, queue,",
+     "the version is a placeholder that makes two record lines comparable: any constant does"),
+    ("smpref/store/journal.py", "ReplaceAndWithOr", "if entry is not None and rid in self._dirty:",
+     "forgetting an open queue that has no uncommitted change only closes it, and it is read "
+     "again, unchanged, when next used: a cost, not a behaviour"),
     ("smpref/model/retention.py", "Eq_GtE", "if len(rids) == limit:",
      "the store never returns more than `limit` queue IDs"),
     ("smpref/model/retention.py", "Eq_GtE", "if queue.updated_at == state.cutoff_day:",
@@ -115,6 +198,17 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
      "only moves forward), so going on finds nothing more to expire",
      "if record.kind is RecordKind.Quota or record.timestamp >= cutoff:"),
 ))
+
+
+def equivalents_table() -> str:
+    """The markdown table of :data:`EQUIVALENT` that docs/testing.md shows (a test keeps the
+    two the same)."""
+    rows = ["| module | operator | mutated line | why it is equivalent |", "|---|---|---|---|"]
+    for e in EQUIVALENT:
+        where = f"`{e.piece}`" + (f" after `{e.after}`" if e.after else "")
+        rows.append(f"| {'any' if e.module == '*' else e.module} | {e.operator or 'any'} | "
+                    f"{where.replace('|', '&#124;')} | {e.why} |")
+    return "\n".join(rows) + "\n"
 
 
 def equivalent(module: str, operator: str, diff: str) -> str:
@@ -149,16 +243,17 @@ TARGETS = (
            MACHINES_AND_RULES),
     Target("ratchet", ("smpref/crypto/ratchet.py",),
            ("tests/test_ratchet.py", "tests/test_model_machine.py")),
+    # fastest first: a mutant stops at its first failing test
     Target("store journal", ("smpref/store/journal.py",),
-           ("tests/test_store_journal.py", "tests/test_store_faults.py",
-            "tests/test_store_machine.py")),
+           ("tests/test_store_journal_upkeep.py", "tests/test_store_journal.py",
+            "tests/test_store_faults.py", "tests/test_store_machine.py")),
     Target("server dispatch", ("smpref/model/server.py",), MACHINES_AND_RULES),
 )
 
 
-#: modules whose mutants are sampled by default: the journal has about 720 mutants, and each
-#: costs its store machine (about 30 s on 2 cores), so a full run takes hours (--sample all)
-DEFAULT_SAMPLES = {"smpref/store/journal.py": 40}
+#: modules whose mutants are sampled by default (none: every mutant runs; --sample MODULE=N
+#: draws a seeded sample of N, for a quick look)
+DEFAULT_SAMPLES: dict[str, int] = {}
 
 
 def installed_package() -> Path:
@@ -178,7 +273,10 @@ def _config(module: str, tests: tuple[str, ...]) -> str:
 
 
 def _run(args: list[str], cwd: Path) -> None:
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": str(cwd)}
+    # the fault test cuts each write where what is left differs in kind, not at every byte
+    # (tests/test_store_faults.py): a mutant must not cost every byte of a 15 KB blob
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": str(cwd),
+           "SMPREF_FAULT_CUTS": "line-edges"}
     subprocess.run(args, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
@@ -186,18 +284,38 @@ def _slug(module: str) -> str:
     return module.removeprefix("smpref/").removesuffix(".py").replace("/", ".")
 
 
+def _fingerprint(module: str) -> str:
+    return hashlib.sha256((installed_package().parent / module).read_bytes()).hexdigest()
+
+
+def _forget_survivors(session: Path) -> int:
+    """Clear the results of a session's surviving mutants, so that ``cosmic-ray exec`` runs
+    them again; how many there were."""
+    with sqlite3.connect(session) as db:  # cosmic-ray's own table of results
+        return db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'").rowcount
+
+
 def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *,
-              sample: int | None = None
+              sample: int | None = None, rerun: bool = False
               ) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], float]:
     """One cosmic-ray session over one module's mutants number ``shard`` modulo ``shards``, in
     a fresh copy of the installed package: its (job, result) pairs and how long it took. With
-    ``sample``, only that many of the module's mutants, drawn with a fixed seed, are run."""
+    ``sample``, only that many of the module's mutants, drawn with a fixed seed, are run. With
+    ``rerun``, the session in ``out`` is continued: the mutants it has no result for run, and
+    its survivors run again (after new tests); the module must be the one it was made from."""
     from cosmic_ray.work_db import WorkDB, use_db  # type: ignore[import-untyped]
     from cosmic_ray.work_item import WorkerOutcome, WorkResult  # type: ignore[import-untyped]
 
     bindir = Path(sys.executable).parent
     session = out / f"{_slug(module)}.{shard}.sqlite"
-    session.unlink(missing_ok=True)
+    stamp = session.with_suffix(".module-sha256")
+    if rerun:
+        if not session.exists() or stamp.read_text() != _fingerprint(module):
+            raise SystemExit(f"{session}: no session of the installed {module} to rerun "
+                             "(missing, or made from another version of it): run without "
+                             "--resume")
+    else:
+        session.unlink(missing_ok=True)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="smpref-mutate-") as tmp:
         work = Path(tmp)
@@ -207,6 +325,12 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
                         ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(REPO / "pyproject.toml", work)  # pytest's options: pythonpath, markers
         (work / "cr.toml").write_text(_config(module, target.tests))
+        if rerun:
+            _forget_survivors(session)
+            _run([str(bindir / "cosmic-ray"), "baseline", "cr.toml"], work)
+            _run([str(bindir / "cosmic-ray"), "exec", "cr.toml", str(session)], work)
+            return read_session(session), time.monotonic() - started
+        stamp.write_text(_fingerprint(module))
         _run([str(bindir / "cosmic-ray"), "init", "cr.toml", str(session)], work)
         _run([str(bindir / "cr-filter-operators"), str(session), "cr.toml"], work)
         with use_db(str(session), WorkDB.Mode.open) as db:  # this shard's share of the rest
@@ -282,20 +406,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="a target name or module path (repeatable)")
     parser.add_argument("--report-only", action="store_true",
                         help="run nothing: report on the sessions already in --out")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the sessions in --out: run the mutants without a result "
+                             "and the survivors again (after adding tests); the modules must "
+                             "not have changed")
     parser.add_argument("--sample", action="append", default=[], metavar="MODULE=N",
                         help="run a seeded random sample of N of a module's mutants "
-                             "(repeatable; default: smpref/store/journal.py=40, see "
-                             "docs/testing.md; --sample all runs every mutant)")
+                             "(repeatable; default: every mutant)")
+    parser.add_argument("--equivalents-table", action="store_true",
+                        help="print the table of known equivalent mutants for docs/testing.md")
     args = parser.parse_args(argv)
+    if args.equivalents_table:
+        print(equivalents_table(), end="")
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
     modules = [(t, m) for t in TARGETS for m in t.modules
                if not args.only or t.name in args.only or m in args.only]
     # Each module is cut into --jobs shards, so that a large module keeps every core busy.
-    samples = {} if "all" in args.sample else dict(DEFAULT_SAMPLES)
+    samples = dict(DEFAULT_SAMPLES)
     for item in args.sample:
-        if item != "all":
-            module, _, size = item.partition("=")
-            samples[module] = int(size)
+        module, _, size = item.partition("=")
+        if not size.isdigit() or int(size) < 1:
+            parser.error(f"--sample {item}: expected MODULE=N with N a positive number")
+        samples[module] = int(size)
     shards = [(t, m, k) for t, m in modules for k in range(args.jobs)]
     started = time.monotonic()
     if args.report_only:
@@ -304,7 +437,8 @@ def main(argv: list[str] | None = None) -> int:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             done = list(pool.map(lambda tmk: run_shard(tmk[0], tmk[1], tmk[2], args.jobs,
                                                        args.out.resolve(),
-                                                       sample=samples.get(tmk[1])),
+                                                       sample=samples.get(tmk[1]),
+                                                       rerun=args.resume),
                                  shards))
     results = []
     for t, m in modules:

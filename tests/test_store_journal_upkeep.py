@@ -208,17 +208,24 @@ def cached_size(root: Path, lb: Loopback, rid: bytes) -> int:
     stored records, read from the queue's files by a second, read-only store."""
     check = JournalStore(root, clock=lb.clock, read_only=True)
     queue = check.get(rid)
-    assert queue is not None and queue.link is not None
-    return 1024 + queue.link.blob_size + sum(len(r.data) for r in check.records(rid))
+    assert queue is not None
+    blob = queue.link.blob_size if queue.link else 0
+    return 1024 + blob + sum(len(r.data) for r in check.records(rid))
 
 
 @pytest.mark.parametrize("slack", [0, 1], ids=["bound reached", "one byte short"])
 @pytest.mark.parametrize("how", ["opened from disk", "created"])
+@pytest.mark.parametrize("blob", [True, False], ids=["with a blob", "without"])
 @req("STORE-16")
 def test_the_lru_closes_queues_exactly_past_its_bytes(tmp_path: Path, how: str,
-                                                      slack: int) -> None:
-    """Queues with a blob and a key record: a bound of exactly three queues' bytes holds
-    three, a byte less holds two, whether the queues were read from disk or created."""
+                                                      slack: int, blob: bool) -> None:
+    """Queues with a key record, with or without a blob: a bound of exactly three queues'
+    bytes holds three, a byte less holds two, whether the queues were read from disk or
+    created."""
+
+    def contact(lb: Loopback) -> Q:
+        return create(lb, lb.connect(), mode=ConnectionMode.Contact, link=blob)
+
     probe = journal_lb(tmp_path / "probe")
     rid = contact(probe).rid
     probe.store.close()
@@ -238,6 +245,12 @@ def test_the_lru_closes_queues_exactly_past_its_bytes(tmp_path: Path, how: str,
             assert store.get(rid) is not None
             assert (store.open_count(), store.stats.evicted) == (min(n, keep),
                                                                  max(0, n - keep))
+        for rid in rids[-keep:]:  # a change that keeps every size: still the same queues open
+            queue = store.get(rid)
+            assert queue is not None
+            store.put(replace(queue, updated_at=queue.updated_at + 1))
+            store.commit()
+            assert store.open_count() == keep
     store.close()
     assert {cached_size(tmp_path / "s", lb, rid) for rid in rids} == {size}
 
@@ -273,22 +286,22 @@ def test_the_walk_visits_every_queue_of_a_shard_it_resumes_in(tmp_path: Path) ->
 @req("STORE-19")
 def test_a_blob_changed_while_a_recount_walks_is_counted_once(tmp_path: Path) -> None:
     """After an unclean start the sweep recounts the blob total. Blobs changed during the
-    walk, in the queue the walk has just passed and in one it has not reached, end up in the
-    total with their new sizes."""
+    walk, in a queue the walk has passed, in the one it stands on and in one it has not
+    reached, end up in the total with their new sizes."""
     lb = journal_lb(tmp_path / "s")
-    queues = sorted((contact(lb) for _ in range(3)), key=lambda q: q.rid)
+    queues = sorted((contact(lb) for _ in range(4)), key=lambda q: q.rid)
     lb.store.commit()
     # a second store on the same folder, the first never closed: a crash (STORE-19)
     store = JournalStore(tmp_path / "s", clock=lb.clock, sync=False)
     lb.store = lb.server.store = store
-    assert store.queue_ids_after(None, 1) == [queues[0].rid]  # the walk stands on the first
-    set_blob(lb, queues[0], 1, optional=3)  # grows the blob the walk has counted
-    set_blob(lb, queues[2], 2, optional=5)  # and one it has not reached
-    assert store.queue_ids_after(queues[0].rid, 10) == [q.rid for q in queues[1:]]
+    assert store.queue_ids_after(None, 2) == [q.rid for q in queues[:2]]  # stands on the 2nd
+    for q, parts in ((queues[0], 1), (queues[1], 3), (queues[3], 6)):  # no change cancels out
+        set_blob(lb, q, parts, optional=parts)
+    assert store.queue_ids_after(queues[1].rid, 10) == [q.rid for q in queues[2:]]
     store.close()
     check = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True)
     sizes = [check.get(q.rid).link.blob_size for q in queues]  # type: ignore[union-attr]
-    assert store.blob_bytes() == sum(sizes)
+    assert len(set(sizes)) == 4 and store.blob_bytes() == sum(sizes)
 
 
 @req("STORE-5", "STORE-13")
@@ -356,36 +369,46 @@ def test_ids_a_queue_gives_up_are_free_and_a_gone_queue_has_no_records(
 
 
 class FullDisk(FileSystem):
-    """Fails every write of a blob while ``full`` is set, as ENOSPC would."""
+    """Fails every write of a blob while ``full`` is set, and every write into the folders in
+    ``full_folders``, as ENOSPC would."""
 
     full = False
+    full_folders: tuple[str, ...] = ()
+
+    def _check(self, rel: str) -> None:
+        if (self.full and rel.endswith("/blob.data")) or rel.startswith(self.full_folders):
+            raise StoreIOError(rel, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
 
     def write_new(self, rel: str, data: bytes) -> None:
-        if self.full and rel.endswith("/blob.data"):
-            raise StoreIOError(rel, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+        self._check(rel)
         super().write_new(rel, data)
+
+    def append(self, rel: str, data: bytes, at: int | None = None) -> None:
+        self._check(rel)
+        super().append(rel, data, at)
 
 
 @req("STORE-19", "STORE-12")
 def test_a_failed_blob_change_during_a_recount_leaves_the_total_right(tmp_path: Path) -> None:
-    """A change that fails to commit is forgotten, in the queue the recount has just counted
-    and in one it has not reached: the recounted total is the committed blobs' sizes."""
+    """A change that fails to commit is forgotten, in a queue the recount has passed, in the
+    one it stands on and in one it has not reached: the recounted total is the committed
+    blobs' sizes."""
     lb = journal_lb(tmp_path / "s")
-    queues = sorted((contact(lb) for _ in range(3)), key=lambda q: q.rid)
+    queues = sorted((contact(lb) for _ in range(4)), key=lambda q: q.rid)
     lb.store.commit()
     fs = FullDisk(tmp_path / "s", sync=False)
     store = JournalStore(tmp_path / "s", clock=lb.clock, fs=fs)  # the first never closed
     lb.store = lb.server.store = store
-    assert store.queue_ids_after(None, 1) == [queues[0].rid]
+    assert store.queue_ids_after(None, 2) == [q.rid for q in queues[:2]]
     fs.full = True
-    for q, parts in ((queues[0], 1), (queues[2], 3)):  # two sizes: no change cancels out
+    for q, parts in ((queues[0], 1), (queues[1], 3), (queues[3], 6)):  # no change cancels out
         assert q.link is not None
         blob = make_link_blob(q.link, lb.client_random, LinkData(conn_req=b"x", user_data=b""),
                               [OptionalLinkData(kind=OptionalPartKind.Profile, data=b"p" * 300)
                                for _ in range(parts)])
         assert q.cmd(LSET(enc_link_data=blob))[0].tag == "ERR"
     fs.full = False
-    assert store.queue_ids_after(queues[0].rid, 10) == [q.rid for q in queues[1:]]
+    assert store.queue_ids_after(queues[1].rid, 10) == [q.rid for q in queues[2:]]
     # the committed blobs, read again from disk (the failed queues were forgotten)
     sizes = [store.get(q.rid).link.blob_size for q in queues]  # type: ignore[union-attr]
     assert store.blob_bytes() == sum(sizes)
@@ -439,9 +462,12 @@ def test_a_blob_that_is_not_the_committed_one_is_replaced_by_the_copy_that_is(
     assert (folder / "blob.data").read_bytes() == committed
 
 
+@pytest.mark.parametrize("older", ["intact", "damaged too"])
 @req("STORE-11")
 def test_a_damaged_committed_record_line_is_an_error_even_with_an_older_one_before_it(
-        tmp_path: Path) -> None:
+        tmp_path: Path, older: str) -> None:
+    """The error names the committed line (the last damaged one), whether or not the older
+    line before it is damaged too."""
     lb = journal_lb(tmp_path / "s")
     q = contact(lb)
     store = reopen(lb, compact_lines=(16, 64))
@@ -451,6 +477,8 @@ def test_a_damaged_committed_record_line_is_an_error_even_with_an_older_one_befo
     data = bytearray(rec_log.read_bytes())
     assert data.count(b"\n") == 2
     data[data.rindex(b"\n", 0, len(data) - 1) + 6] ^= 1
+    if older == "damaged too":
+        data[5] ^= 1
     rec_log.write_bytes(bytes(data))
     store = reopen(lb)
     with pytest.raises(StoreCorruptError) as info:
@@ -473,9 +501,11 @@ def test_the_walk_removes_a_torn_reference_and_leaves_live_and_foreign_ones(
     foreign = root / folder_of(b"\x06" * 24)
     foreign.mkdir(parents=True)
     (foreign / "zz.ref").write_bytes(b"not ours\n")
+    (foreign.parent / "not an ID!").mkdir()  # a folder name the store never makes
     store = reopen(lb)
     assert store.queue_ids_after(None, 100) == [q.rid]
     assert not torn.exists() and (foreign / "zz.ref").exists()
+    assert (foreign.parent / "not an ID!").exists()
     queue = store.get(q.rid)
     assert queue is not None and set(queue.ids()) == {"recipient", "sender", "notifier", "link"}
     store.close()
@@ -498,11 +528,14 @@ def test_a_journal_is_switched_exactly_when_its_consumed_lines_reach_the_bound(
     store = reopen(lb, journal_switch_lines=4)
     folder = tmp_path / "s" / folder_of(q.rid)
     names = []
-    for _ in range(6):  # the key record and five messages, read and acknowledged
+    for acked in range(1, 7):  # the key record and five messages, read and acknowledged
         (journal,) = folder.glob("messages.*.log")
         names.append(journal.name)
         got = q.cmd(GET(), conn)[0]
         assert got.tag == "MSG" and q.cmd(ACK(msg_id=got.message.msg_id), conn)[0].tag == "OK"
+        # what is committed: the records after the acknowledged ones, read from disk alone
+        disk = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True).records(q.rid)
+        assert disk == store.records(q.rid) and len(disk) == 8 - acked
     (journal,) = folder.glob("messages.*.log")
     names.append(journal.name)
     # consumed lines after each ACK: 1, 2, 3, 4 -> switch (0 consumed), 1, 2
@@ -817,7 +850,7 @@ def test_a_group_commit_that_fails_for_one_queue_keeps_the_blob_total_right(
     running total, without a rollback, while the other queue's change is committed."""
     lb = journal_lb(tmp_path / "s")
     failing, other = contact(lb), create(lb, lb.connect())
-    new_born = contact(lb)
+    new_born, plain_failing = contact(lb), create(lb, lb.connect())
     lb.store.close()
     fs = FullDisk(tmp_path / "s", sync=False)
     store = JournalStore(tmp_path / "s", clock=lb.clock, fs=fs)
@@ -835,12 +868,15 @@ def test_a_group_commit_that_fails_for_one_queue_keeps_the_blob_total_right(
     plain = store.get(other.rid)
     assert plain is not None
     store.put(replace(plain, updated_at=plain.updated_at + 1))  # no blob
+    doomed = store.get(plain_failing.rid)
+    assert doomed is not None
+    store.put(replace(doomed, updated_at=doomed.updated_at + 1))  # no blob, and it fails
     assert store.blob_bytes() == before + queue.link.blob_size + created.link.blob_size
-    fs.full = True
+    fs.full, fs.full_folders = True, (folder_of(plain_failing.rid),)
     failed = store.commit_all()
-    assert set(failed) == {failing.rid, new_born.rid}
+    assert set(failed) == {failing.rid, new_born.rid, plain_failing.rid}
     assert store.blob_bytes() == before
-    fs.full = False
+    fs.full, fs.full_folders = False, ()
     reread = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True)
     assert reread.get(other.rid) == replace(plain, updated_at=plain.updated_at + 1)
 
@@ -897,3 +933,84 @@ def test_opening_cuts_off_a_journal_tail_the_state_never_committed(tmp_path: Pat
         f.write(committed.splitlines(keepends=True)[-1])  # lines a crash left uncommitted
     assert store.get(q.rid) is not None and len(store.records(q.rid)) == 2
     assert journal.read_bytes() == committed
+
+
+@req("STORE-21", "STORE-20")
+def test_a_read_only_store_with_the_lock_refuses_a_missing_folder_and_makes_none(
+        tmp_path: Path) -> None:
+    with pytest.raises(NotAStoreError):
+        JournalStore(tmp_path / "absent", read_only=True, lock=True)
+    assert not (tmp_path / "absent").exists()
+
+
+@pytest.mark.parametrize("kind", ["memory", "journal"])
+@req("STORE-18", "QUEUE-4")
+def test_a_queue_put_is_found_by_every_id_before_it_is_committed(tmp_path: Path,
+                                                                 kind: str) -> None:
+    lb = journal_lb(tmp_path / "s") if kind == "journal" else Loopback(seed=1)
+    template = lb.store.get(contact(lb, ntf=notifier_request(lb)[0]).rid)
+    assert template is not None and template.link is not None
+    assert template.notifier is not None
+    fresh = replace(template, recipient_id=b"\x01" * 24, sender_id=b"\x02" * 24,
+                    link=replace(template.link, link_id=b"\x03" * 24),
+                    notifier=replace(template.notifier, notifier_id=b"\x04" * 24))
+    lb.store.delete(template.recipient_id)
+    lb.store.put(fresh)  # not committed
+    for role, entity_id in fresh.ids().items():
+        assert lb.store.find(role, entity_id) == fresh and lb.store.id_taken(entity_id), role
+        for other in ("sender", "notifier", "link"):  # an ID in another role finds nothing
+            if other != role:
+                assert lb.store.find(other, entity_id) is None, (other, role)
+
+
+@req("STORE-16")
+def test_a_queue_with_uncommitted_changes_is_never_closed(tmp_path: Path) -> None:
+    """An LRU of one: a changed queue stays open while others are opened, and its change is
+    committed, not lost."""
+    lb = journal_lb(tmp_path / "s")
+    conn = lb.connect()
+    a, b, c = (create(lb, conn).rid for _ in range(3))
+    store = reopen(lb, open_limit=1)
+    queue = store.get(a)
+    assert queue is not None
+    store.put(replace(queue, updated_at=queue.updated_at + 9))
+    assert store.get(b) is not None and store.get(c) is not None
+    assert store.open_count() == 2  # the changed queue, and the one just used
+    store.commit()
+    assert store.open_count() == 1
+    reread = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True)
+    assert reread.get(a) == replace(queue, updated_at=queue.updated_at + 9)
+
+
+@req("STORE-19")
+def test_a_usage_line_that_does_not_parse_is_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    JournalStore(root, sync=False).close()
+    (root / "usage.log").write_bytes(
+        encode_line([("v", FORMAT_VERSION), ("blob", "100"), ("clean", "1")])
+        + encode_line([("v", FORMAT_VERSION), ("blob", "200"), ("clean", "7")])
+        + encode_line([("v", "0"), ("blob", "300"), ("clean", "1")])
+        + encode_line([("v", "2"), ("blob", "400"), ("clean", "1")])
+        + encode_line([("v", FORMAT_VERSION), ("blob", "x"), ("clean", "1")]))
+    assert JournalStore(root, sync=False).blob_bytes() == 100
+
+
+@req("STORE-11")
+def test_damage_to_two_live_journal_lines_names_the_first(tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    q = create(lb, lb.connect())
+    sender = lb.connect()
+    for body in (b"one", b"two", b"three"):
+        send(sender, q, body)
+    reopen(lb)
+    (journal,) = (tmp_path / "s" / folder_of(q.rid)).glob("messages.*.log")
+    lines = journal.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 4
+    damaged = [bytearray(line) for line in lines]
+    for n in (1, 3):  # lines 2 and 4
+        damaged[n][5] ^= 1
+    journal.write_bytes(b"".join(bytes(line) for line in damaged))
+    store = reopen(lb)
+    with pytest.raises(StoreCorruptError) as info:
+        store.get(q.rid)
+    assert str(info.value).startswith(f"{folder_of(q.rid)}/{journal.name}:2: ")
