@@ -107,9 +107,9 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
     ("smpref/store/journal.py", "", "QueueState(0, None, 0, 0, 0, 0, True,",
      "the base state of a queue never committed: it has no journal, so both paths of "
      "_write_journal replace every field but the ratchet before the line is written"),
-    ("smpref/store/journal.py", "Eq_GtE", "if self._ids.get(entity_id) == entry.rid:",
-     "an ID maps to one queue only (QUEUE-4), and every ID of an open queue is mapped to it, "
-     "so no mapped ID of this queue sorts above it"),
+    ("smpref/store/journal.py", "", "if self._ids.get(entity_id) == entry.rid:",
+     "an ID maps to one queue only (QUEUE-4), and every ID of an open queue is mapped to it: "
+     "the two sides are always equal here, which `>=` and `<=` also accept"),
     ("smpref/store/journal.py", "Gt_NotEq", "if len(data) > state.write_bytes:",
      "a journal shorter than the committed size raised just before"),
     ("smpref/store/journal.py", "NumberReplacer", "BLOB_BACKUPS if link_meta else 0)",
@@ -131,6 +131,26 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
     ("smpref/store/journal.py", "NumberReplacer", "lock: bool = False, commit_workers: int = 1)",
      "the commit pool makes the same calls for each queue, in the same order, as the caller "
      "does: it only lets the fsyncs of different queues overlap"),
+    ("smpref/store/journal.py", "ReplaceTrueWithFalse",
+     "for name in sorted(self._blob_copies(folder), reverse=True):",
+     "copies with the committed digest hold the same bytes: which of them becomes blob.data "
+     "changes no content"),
+    ("smpref/store/journal.py", "ReplaceBreakWithContinue", "break",
+     "the open queues are in order of last use: past the first that is neither idle nor over "
+     "the bounds, none is", "if not over and not idle:"),
+    ("smpref/store/journal.py", "Eq_GtE", 'return int(blob), clean == "1"',
+     "clean is '0' or '1' here, checked just before"),
+    ("smpref/store/journal.py", "ReplaceFalseWithTrue",
+     'self._recount, self._recount_cursor, self._recount_pending = 0, b"", False',
+     "a pending recount starts again at the next walk from the start and gives the same total: "
+     "a cost, not a behaviour"),
+    ("smpref/store/journal.py", "AddNot",
+     "if old is not None and queue.link.blob is entry.committed_blob:",
+     "the fast path only skips encoding and hashing a blob whose digest the slow path then "
+     "finds unchanged: a cost, not a behaviour"),
+    ("smpref/store/journal.py", "NumberReplacer", "start = b64(after)[:2]",
+     "a shorter prefix only makes the walk list the shards before after's own too, whose IDs "
+     "the `rid <= after` check then skips: a cost, not a behaviour"),
     ("smpref/store/journal.py", "Eq_GtE", "if len(found) == limit:",
      "found grows one at a time from none and is checked each time: it meets a limit of one "
      "or more exactly"),
@@ -155,10 +175,6 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
     ("smpref/store/journal.py", "NumberReplacer", "ORDER.get(c, 64)",
      "only a character outside base64url gets the default, and a folder named with one "
      "holds no queue (its name is no ID): where it sorts changes nothing"),
-    ("smpref/store/journal.py", "",
-     "if contents.line_count != state.write_lines - state.read_lines:",
-     "the committed bytes hold another number of lines only if an LF was lost or added, which "
-     "makes a line fail its checksum and raise just before"),
     ("smpref/store/journal.py", "ReplaceTrueWithFalse", "zip(entries, outcomes, strict=True)",
      "there is one outcome per entry by construction"),
     ("smpref/store/journal.py", "ReplaceTrueWithFalse", "    return True",

@@ -22,7 +22,7 @@ from test_model_rules import Q, create, notifier_request, send
 from test_store_journal import journal_lb, reopen
 
 from smpref.client.core import make_link_blob
-from smpref.errors import NotAStoreError, StoreCorruptError, StoreIOError
+from smpref.errors import NotAStoreError, StoreCorruptError, StoreIOError, StoreLockedError
 from smpref.store.filesystem import FileSystem
 from smpref.store.journal import FORMAT_VERSION, JournalStore, folder_of
 from smpref.store.lines import b64, decode_line, encode_line, read_log
@@ -273,6 +273,7 @@ def test_the_walk_visits_every_queue_of_a_shard_it_resumes_in(tmp_path: Path) ->
     store.delete(template.recipient_id)
     store.commit()
     assert {folder_of(r).split("/")[1] for r in rids} == {"AA", "AQ"}
+    (tmp_path / "s" / "queues" / "AA" / "A").mkdir()  # no ID, and it sorts first in its shard
     for limit in (1, 5):
         walked: list[bytes] = []
         after = None
@@ -734,8 +735,8 @@ def test_opening_removes_a_journal_the_state_does_not_name(tmp_path: Path) -> No
     store = reopen(lb)
     folder = tmp_path / "s" / folder_of(q.rid)
     (named,) = folder.glob("messages.*.log")
-    stray = folder / "messages.AAAAAAAAAAAAAAAA.log"  # a switch a crash cut short
-    stray.write_bytes(named.read_bytes())
+    for stray in ("AAAAAAAAAAAAAAAA", "zzzzzzzzzzzzzzzz"):  # switches a crash cut short
+        (folder / f"messages.{stray}.log").write_bytes(named.read_bytes())
     assert store.get(q.rid) is not None
     assert [p.name for p in folder.glob("messages.*.log")] == [named.name]
 
@@ -835,7 +836,9 @@ def test_remove_says_whether_the_record_was_there_and_a_deleted_queue_takes_noth
     assert store.remove(q.rid, b"no such message id") is False
     assert store.remove(q.rid, record.msg_id) is True
     assert store.remove(q.rid, record.msg_id) is False
+    store.delete(b"\x09" * 24)  # no such queue: nothing happens
     store.delete(q.rid)
+    store.delete(q.rid)  # deleted already, not yet committed: nothing more happens
     with pytest.raises(KeyError):
         store.append(q.rid, record)  # deleted, not yet committed
     store.commit()
@@ -1014,3 +1017,81 @@ def test_damage_to_two_live_journal_lines_names_the_first(tmp_path: Path) -> Non
     with pytest.raises(StoreCorruptError) as info:
         store.get(q.rid)
     assert str(info.value).startswith(f"{folder_of(q.rid)}/{journal.name}:2: ")
+
+
+@req("STORE-11")
+def test_a_missing_committed_record_line_names_the_state_line_that_commits_it(
+        tmp_path: Path) -> None:
+    lb = journal_lb(tmp_path / "s")
+    q = contact(lb)
+    store = reopen(lb, compact_lines=(16, 64))
+    store.get(q.rid)
+    set_blob(lb, q, 1)  # queue_rec.log line 2 (ver 2 or more), queue_state.log line 2
+    folder = tmp_path / "s" / folder_of(q.rid)
+    rec_lines = (folder / "queue_rec.log").read_bytes().splitlines(keepends=True)
+    state_lines = (folder / "queue_state.log").read_bytes().splitlines(keepends=True)
+    assert len(rec_lines) == len(state_lines) == 2
+    version = decode_line(rec_lines[1][:-1])["ver"]
+    (folder / "queue_rec.log").write_bytes(rec_lines[0])  # the committed line is gone
+    store = reopen(lb)
+    with pytest.raises(StoreCorruptError, match=f"no valid line with ver={version}, which "
+                                                "queue_state.log line 2 commits"):
+        store.get(q.rid)
+
+
+@pytest.mark.parametrize("lines", [-1, 1], ids=["one line fewer", "one line more"])
+@req("STORE-11")
+def test_a_state_line_that_counts_other_journal_lines_is_an_error(tmp_path: Path,
+                                                                  lines: int) -> None:
+    """A state line whose checksum holds but whose line count does not match the committed
+    bytes is corruption no crash makes: an error naming the journal."""
+    lb = journal_lb(tmp_path / "s")
+    conn = lb.connect()
+    q = create(lb, conn)
+    send(lb.connect(), q, b"one")
+    got = q.cmd(GET(), conn)[0]  # the key record: consumed, one line live
+    assert got.tag == "MSG" and q.cmd(ACK(msg_id=got.message.msg_id), conn)[0].tag == "OK"
+    reopen(lb)
+    state_log = tmp_path / "s" / folder_of(q.rid) / "queue_state.log"
+    fields = decode_line(state_log.read_bytes().splitlines()[-1])
+    count, size = (int(x) for x in fields["wr"].split(","))
+    assert (count, fields["rd"].split(",")[0]) == (2, "1")
+    fields["wr"] = f"{count + lines},{size}"
+    state_log.write_bytes(encode_line(fields.items()))
+    store = reopen(lb)
+    with pytest.raises(StoreCorruptError, match=f"1 live lines, queue_state.log commits "
+                                                f"{count + lines - 1}$"):
+        store.get(q.rid)
+
+
+@req("STORE-13")
+def test_a_commit_that_consumes_past_the_bound_at_once_switches_the_journal(
+        tmp_path: Path) -> None:
+    """Three lines consumed, then two in one commit: five, past a bound of four, switches."""
+    lb = journal_lb(tmp_path / "s")
+    conn = lb.connect()
+    q = create(lb, conn)
+    sender = lb.connect()
+    for n in range(6):
+        send(sender, q, b"%d" % n)
+    store = reopen(lb, journal_switch_lines=4)
+    folder = tmp_path / "s" / folder_of(q.rid)
+    records = store.records(q.rid)
+    for record in records[:3]:
+        assert store.remove(q.rid, record.msg_id)
+    store.commit()
+    (first,) = folder.glob("messages.*.log")
+    for record in records[3:5]:
+        assert store.remove(q.rid, record.msg_id)
+    store.commit()
+    (second,) = folder.glob("messages.*.log")
+    assert second.name != first.name and second.read_bytes().count(b"\n") == 2
+
+
+@req("STORE-21")
+def test_a_store_opened_to_write_with_the_lock_refuses_a_second_writer(tmp_path: Path) -> None:
+    first = JournalStore(tmp_path / "s", sync=False, lock=True)  # made, then locked
+    with pytest.raises(StoreLockedError):
+        JournalStore(tmp_path / "s", sync=False, lock=True)
+    first.close()
+    JournalStore(tmp_path / "s", sync=False, lock=True).close()  # free again
