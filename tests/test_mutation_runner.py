@@ -47,11 +47,11 @@ def test_an_equivalent_is_recognised_only_where_it_was_shown(runner: ModuleType)
     assert not runner.equivalent("smpref/model/rules.py",
                                  "core/ReplaceComparisonOperator_Gt_NotEq", diff(line, mutated))
     # an entry with `after` holds only right after that line
-    remove = "                return True"
-    assert runner.equivalent(journal, "core/ReplaceTrueWithFalse", diff(
-        remove, "                return False", "                self._dirty.add(entry.rid)"))
-    assert not runner.equivalent(journal, "core/ReplaceTrueWithFalse", diff(
-        remove, "                return False", "            if self.read_only:"))
+    stop = "                break"
+    assert runner.equivalent(journal, "core/ReplaceBreakWithContinue", diff(
+        stop, "                continue", "            if not over and not idle:"))
+    assert not runner.equivalent(journal, "core/ReplaceBreakWithContinue", diff(
+        stop, "                continue", "                if len(found) == limit:"))
 
 
 def test_the_kill_rate_leaves_out_equivalents_only(runner: ModuleType) -> None:
