@@ -56,6 +56,17 @@ def set_blob(lb: Loopback, q: Q, n: int, optional: int = 0) -> None:
     assert q.cmd(LSET(enc_link_data=blob))[0].tag == "OK"
 
 
+def consume(q: Q, conn: Any) -> None:
+    """GET the oldest record and ACK it: one journal line consumed."""
+    got = q.cmd(GET(), conn)[0]
+    assert got.tag == "MSG" and q.cmd(ACK(msg_id=got.message.msg_id), conn)[0].tag == "OK"
+
+
+def flip_bit_in_last_line(data: bytearray) -> None:
+    """Damage one bit of the last line, its LF kept: a checksum that no longer holds."""
+    data[data.rindex(b"\n", 0, len(data) - 1) + 6] ^= 1
+
+
 def lines(path: Path) -> int:
     return path.read_bytes().count(b"\n")
 
@@ -330,9 +341,7 @@ def test_damage_inside_the_live_journal_names_its_line(tmp_path: Path, damage: s
     for body in (b"one", b"two", b"three", b"four"):  # lines 2 to 5
         send(sender, q, body)
     for _ in range(2):  # the key record and "one" are read and acknowledged: consumed
-        got = q.cmd(GET(), conn)[0]
-        assert got.tag == "MSG"
-        assert q.cmd(ACK(msg_id=got.message.msg_id), conn)[0].tag == "OK"
+        consume(q, conn)
     reopen(lb)
     folder = tmp_path / "s" / folder_of(q.rid)
     (journal,) = folder.glob("messages.*.log")
@@ -341,7 +350,7 @@ def test_damage_inside_the_live_journal_names_its_line(tmp_path: Path, damage: s
     if damage == "torn":
         data[-1:] = b"x"
     else:
-        data[data.rindex(b"\n", 0, len(data) - 1) + 6] ^= 1
+        flip_bit_in_last_line(data)
     journal.write_bytes(bytes(data))
     store = reopen(lb)
     with pytest.raises(StoreCorruptError) as info:
@@ -477,7 +486,7 @@ def test_a_damaged_committed_record_line_is_an_error_even_with_an_older_one_befo
     rec_log = tmp_path / "s" / folder_of(q.rid) / "queue_rec.log"
     data = bytearray(rec_log.read_bytes())
     assert data.count(b"\n") == 2
-    data[data.rindex(b"\n", 0, len(data) - 1) + 6] ^= 1
+    flip_bit_in_last_line(data)
     if older == "damaged too":
         data[5] ^= 1
     rec_log.write_bytes(bytes(data))
@@ -532,8 +541,7 @@ def test_a_journal_is_switched_exactly_when_its_consumed_lines_reach_the_bound(
     for acked in range(1, 7):  # the key record and five messages, read and acknowledged
         (journal,) = folder.glob("messages.*.log")
         names.append(journal.name)
-        got = q.cmd(GET(), conn)[0]
-        assert got.tag == "MSG" and q.cmd(ACK(msg_id=got.message.msg_id), conn)[0].tag == "OK"
+        consume(q, conn)
         # what is committed: the records after the acknowledged ones, read from disk alone
         disk = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True).records(q.rid)
         assert disk == store.records(q.rid) and len(disk) == 8 - acked
@@ -648,8 +656,7 @@ def test_an_emptied_queue_commits_no_journal_and_zero_counters(tmp_path: Path) -
     q = create(lb, conn)
     send(lb.connect(), q, b"one")
     for _ in range(2):  # the key record and "one"
-        got = q.cmd(GET(), conn)[0]
-        assert got.tag == "MSG" and q.cmd(ACK(msg_id=got.message.msg_id), conn)[0].tag == "OK"
+        consume(q, conn)
     folder = tmp_path / "s" / folder_of(q.rid)
     last = read_log((folder / "queue_state.log").read_bytes(), lambda f: f).valid[-1].value
     assert (last["jnl"], last["rd"], last["wr"]) == ("-", "0,0", "0,0")
@@ -1049,8 +1056,7 @@ def test_a_state_line_that_counts_other_journal_lines_is_an_error(tmp_path: Path
     conn = lb.connect()
     q = create(lb, conn)
     send(lb.connect(), q, b"one")
-    got = q.cmd(GET(), conn)[0]  # the key record: consumed, one line live
-    assert got.tag == "MSG" and q.cmd(ACK(msg_id=got.message.msg_id), conn)[0].tag == "OK"
+    consume(q, conn)  # the key record: consumed, one line live
     reopen(lb)
     state_log = tmp_path / "s" / folder_of(q.rid) / "queue_state.log"
     fields = decode_line(state_log.read_bytes().splitlines()[-1])
