@@ -273,6 +273,22 @@ class RatchetError(CryptoError):
 
 
 # ---------------------------------------------------------------------------------------------
+# Agents (spec/rotation.md): refusals and undecodable envelopes; none reaches the wire.
+
+
+class AgentError(SmprefError):
+    """An agent refused an operation, or met a message it cannot take."""
+
+
+class RotationRefusedError(AgentError):
+    """A rotation cannot start or abort now (ROT-11, ROT-12); the message says why."""
+
+
+class EnvelopeError(AgentError):
+    """A delivered message is not an agent envelope (ROT-5); the message says what failed."""
+
+
+# ---------------------------------------------------------------------------------------------
 # Transport and clients: these end a connection; none is an ERR answer.
 
 

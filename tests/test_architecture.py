@@ -17,7 +17,8 @@ IO_MODULES = {"asyncio", "socket", "ssl", "os", "time", "pathlib", "threading", 
               "random", "selectors", "shutil", "tempfile"}
 SANS_IO_PACKAGES = {"notation", "wire", "crypto", "model"}
 SANS_IO_MODULES = {"smpref.client.core", "smpref.transport.framing",
-                   "smpref.transport.handshake"}
+                   "smpref.transport.handshake", "smpref.agent", "smpref.agent.agent",
+                   "smpref.agent.envelope", "smpref.agent.port", "smpref.agent.state"}
 
 
 def allowed() -> dict[str, set[str]]:

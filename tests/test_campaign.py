@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from deployed_double import DeployedDouble
+from reqs import req
 
 from smpref.campaign.live_targets import SEED_ONLY, program
 from smpref.campaign.spark_job import CampaignConfig, run_campaign
@@ -37,11 +38,12 @@ def smpref(*args: str, env: dict[str, str] | None = None,
                                             **(env or {})})
 
 
-def test_the_registry_has_the_four_targets() -> None:
-    assert {"model", "differential", "server", "embedded"} <= set(targets())
+def test_the_registry_has_the_six_targets() -> None:
+    assert {"model", "differential", "server", "embedded", "rotation",
+            "rotation-deployed"} <= set(targets())
 
 
-@pytest.mark.parametrize("name", ["model", "differential", "embedded"])
+@pytest.mark.parametrize("name", ["model", "differential", "embedded", "rotation"])
 def test_a_seed_gives_the_same_run_twice(name: str) -> None:
     first, second = build(name, None), build(name, None)
     first.open()
@@ -53,6 +55,18 @@ def test_a_seed_gives_the_same_run_twice(name: str) -> None:
         second.close()
     assert a.verdict == b.verdict == "pass"
     assert (a.steps, a.requirements) == (b.steps, b.requirements) and a.steps > 0
+
+
+@req("ROT-14")
+def test_the_rotation_targets_report_rot_coverage_and_the_deployed_losses() -> None:
+    seed_flow = build("rotation", None).run(7, 20)
+    assert seed_flow.verdict == "pass"
+    assert {"ROT-2", "ROT-5", "ROT-6", "ROT-9", "ROT-10"} <= set(seed_flow.requirements)
+    deployed = build("rotation-deployed", None).run(0, 40)
+    assert deployed.verdict == "fail"
+    assert deployed.message == "AssertionError: b's rotation never ended"
+    assert "start_rotation" in deployed.program and deployed.program_steps <= 4
+    assert "ROT-14" in deployed.requirements and "ROT-9" not in deployed.requirements
 
 
 def test_only_a_server_whose_clock_the_campaign_controls_gets_expire_steps() -> None:
@@ -120,7 +134,7 @@ def test_local_campaign_writes_tables_that_pyarrow_reads(tmp_path: Path) -> None
     assert "Requirements no run reached" in (tmp_path / "report.md").read_text()
 
 
-@pytest.mark.parametrize("name", ["model", "differential", "server"])
+@pytest.mark.parametrize("name", ["model", "differential", "server", "rotation"])
 def test_each_target_runs_on_local_2(name: str, tmp_path: Path) -> None:
     from smpref.campaign.live_targets import BackgroundServer
 

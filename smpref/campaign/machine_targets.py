@@ -17,7 +17,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis.stateful import INVARIANT_MARKER, run_state_machine_as_test
+from hypothesis.stateful import INVARIANT_MARKER, RuleBasedStateMachine, run_state_machine_as_test
 
 from smpref.campaign.run_records import FAIL, PASS, RunRecord
 from smpref.campaign.signatures import origin, signature
@@ -29,7 +29,7 @@ from smpref.testing.queue_machine import QueueMachine
 STEP = re.compile(r"^(?:\w+(?:, \w+)* = )?state\.(\w+)\(")
 
 
-def minimal_program(exc: BaseException, machine: type[QueueMachine]) -> list[str]:
+def minimal_program(exc: BaseException, machine: type[RuleBasedStateMachine]) -> list[str]:
     """The rule steps of the falsifying example that Hypothesis attached to the exception
     (its invariant checks and teardown left out)."""
     notes = getattr(exc, "__notes__", [])
@@ -45,6 +45,22 @@ def minimal_program(exc: BaseException, machine: type[QueueMachine]) -> list[str
 
 #: programs per run; the first is Hypothesis's simplest (often empty), the rest are random
 EXAMPLES = 4
+
+
+def run_seeded(machine: type[RuleBasedStateMachine], seed: int, steps: int
+               ) -> BaseException | None:
+    """Run ``machine`` under ``seed``: EXAMPLES programs of up to ``steps`` steps, shrunk on
+    failure; the failure, or None. A failing program is data, not a crash of the campaign."""
+    try:
+        with same_draws_everywhere():  # a seed draws the same program on any executor
+            run_state_machine_as_test(hypothesis_seed(seed)(machine), settings=settings(
+                max_examples=EXAMPLES, stateful_step_count=steps, deadline=None,
+                database=None, derandomize=False, print_blob=False,
+                report_multiple_bugs=False, phases=[Phase.generate, Phase.shrink],
+                suppress_health_check=list(HealthCheck)))
+    except Exception as exc:
+        return exc
+    return None
 
 
 class MachineTarget:
@@ -79,16 +95,7 @@ class MachineTarget:
                 return loopback
 
         started = time.perf_counter()
-        failure: BaseException | None = None
-        try:
-            with same_draws_everywhere():  # a seed draws the same program on any executor
-                run_state_machine_as_test(hypothesis_seed(seed)(Observed), settings=settings(
-                    max_examples=EXAMPLES, stateful_step_count=steps, deadline=None,
-                    database=None, derandomize=False, print_blob=False,
-                    report_multiple_bugs=False, phases=[Phase.generate, Phase.shrink],
-                    suppress_health_check=list(HealthCheck)))
-        except Exception as exc:  # a failing program is data, not a crash of the campaign
-            failure = exc
+        failure = run_seeded(Observed, seed, steps)
         seconds = time.perf_counter() - started
         sent = sum(len(trace) for trace in traces) if failure is None else 0
         everything = sorted(set().union(*reached)) if reached else []

@@ -51,7 +51,11 @@ def register(spec: TargetSpec) -> None:
 
 def targets() -> dict[str, TargetSpec]:
     """Every registered target, by name (the built-in ones are registered on first use)."""
-    from smpref.campaign import live_targets, machine_targets  # noqa: F401  (they register)
+    from smpref.campaign import (  # noqa: F401  (they register)
+        live_targets,
+        machine_targets,
+        rotation_target,
+    )
 
     return dict(_REGISTRY)
 

@@ -16,7 +16,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from smpref.cli.app import SmprefCommand
+from smpref.agent.state import Profile
+from smpref.cli.app import SmprefCommand, SmprefGroup
 from smpref.cli.output import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -249,12 +250,29 @@ def run_command(reports: Path, vectors_dir: Path | None) -> None:
     sys.exit(run_main_job(folder, vectors))
 
 
-@click.command(cls=SmprefCommand)
-def demo() -> None:
-    """A tour on fixed inputs: parse a link and an address, run a queue through the model."""
-    from smpref.cli.demo import run_demo
+@click.group(cls=SmprefGroup, invoke_without_command=True)
+@click.pass_context
+def demo(ctx: click.Context) -> None:
+    """A tour on fixed inputs: parse a link and an address, run a queue through the model.
 
-    run_demo()
+    With a subcommand, another tour: `smpref demo rotate`."""
+    if ctx.invoked_subcommand is None:
+        from smpref.cli.demo import run_demo
+
+        run_demo()
+
+
+@demo.command("rotate", cls=SmprefCommand)
+@click.option("--profile", type=click.Choice([p.value for p in Profile]), default="seed",
+              show_default=True,
+              help="The rotation flow: spec/rotation.md, seed 002 as written, or deployed's.")
+def demo_rotate(profile: str) -> None:
+    """A rotation step by step: every agent message, every SMP command and answer, and on
+    which server (model servers in memory; the same output on every run)."""
+    from smpref.testing.rotation_walkthrough import walk_through
+
+    sent, received = walk_through(Profile(profile), click.echo)
+    sys.exit(0 if sent == received else EXIT_FAILED)
 
 
 COMMANDS = (serve, conform, run_command, demo)

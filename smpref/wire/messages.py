@@ -252,6 +252,30 @@ class BlockingInfo(Struct):
     """`reason=spam` or `reason=content`, optionally `,notice=<JSON>`"""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueAddress(Struct):
+    """A queue as its sender reaches it: server, sender ID and DH key (seed 002 QNEW)."""
+
+    server: bytes
+    """the server's address"""
+    sender_id: bytes
+    """the queue's sender ID"""
+    dh_key: PublicKey
+    """the recipient's end-to-end DH key for the queue"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentEnvelope(Struct):
+    """An agent message with its number and the previous envelope's hash (ROT-5)."""
+
+    msg_no: int
+    """1, 2, ... per direction across queues; 0 for QHELLO alone (ROT-7)"""
+    prev_hash: bytes
+    """hash of the previous envelope in this direction (ROT-5); zeros before the first"""
+    message: AgentMessage
+    """the message field (AgentMessage)"""
+
+
 class TransportError(Struct):
     """Transport failures reported inside BrokerErrorType."""
 
@@ -529,6 +553,107 @@ ErrorType.NO_MSG = ErrorType_NO_MSG
 ErrorType.LARGE_MSG = ErrorType_LARGE_MSG
 ErrorType.EXPIRED = ErrorType_EXPIRED
 ErrorType.INTERNAL = ErrorType_INTERNAL
+
+
+class AgentMessage(Struct):
+    """One agent message; seed 002's rotation messages and deployed's (DIV-20)."""
+
+    __slots__ = ()
+    M: ClassVar[type[AgentMessage_M]]
+    QN: ClassVar[type[AgentMessage_QN]]
+    QK: ClassVar[type[AgentMessage_QK]]
+    QR: ClassVar[type[AgentMessage_QR]]
+    QH: ClassVar[type[AgentMessage_QH]]
+    QS: ClassVar[type[AgentMessage_QS]]
+    QA: ClassVar[type[AgentMessage_QA]]
+    QU: ClassVar[type[AgentMessage_QU]]
+    QT: ClassVar[type[AgentMessage_QT]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_M(AgentMessage):
+    """an application message"""
+
+    body: bytes
+    """the application's bytes"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_QN(AgentMessage):
+    """QNEW: rotate to this new queue"""
+
+    address: QueueAddress
+    """the address field (QueueAddress)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_QK(AgentMessage):
+    """QKEYS (deployed QKEY): the sender's keys for the new queue"""
+
+    address: QueueAddress
+    """the new queue"""
+    sender_key: PublicKey
+    """the key the recipient secures the new queue with"""
+    dh_key: PublicKey
+    """the sender's end-to-end DH key for the new queue"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_QR(AgentMessage):
+    """QREADY: the new queue is secured; send QHELLO to it"""
+
+    address: QueueAddress
+    """the address field (QueueAddress)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_QH(AgentMessage):
+    """QHELLO: the sender's first message in the new queue (ROT-7)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_QS(AgentMessage):
+    """QSWITCH: start using the new queue"""
+
+    address: QueueAddress
+    """the address field (QueueAddress)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_QA(AgentMessage):
+    """deployed QADD: a new queue to replace another (ROT-14)"""
+
+    address: QueueAddress
+    """the new queue"""
+    replaced: QueueAddress
+    """the queue it replaces"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_QU(AgentMessage):
+    """deployed QUSE: the new queue is secured; use it (ROT-14)"""
+
+    address: QueueAddress
+    """the address field (QueueAddress)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentMessage_QT(AgentMessage):
+    """deployed QTEST: the sender's first message in the new queue (ROT-14)"""
+
+    address: QueueAddress
+    """the address field (QueueAddress)"""
+
+
+AgentMessage.M = AgentMessage_M
+AgentMessage.QN = AgentMessage_QN
+AgentMessage.QK = AgentMessage_QK
+AgentMessage.QR = AgentMessage_QR
+AgentMessage.QH = AgentMessage_QH
+AgentMessage.QS = AgentMessage_QS
+AgentMessage.QA = AgentMessage_QA
+AgentMessage.QU = AgentMessage_QU
+AgentMessage.QT = AgentMessage_QT
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

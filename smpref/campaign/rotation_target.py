@@ -1,0 +1,68 @@
+"""Targets over the rotation state machine (smpref.testing.rotation_machine): ``rotation``
+runs the seed flow of spec/rotation.md, ``rotation-deployed`` the deployed flow (ROT-14),
+which is expected to fail: its runs count how often, and their minimal programs show how.
+
+A run is one Hypothesis test under the seed with no example database, like the model's
+targets (:mod:`smpref.campaign.machine_targets`); the requirement IDs a run reached are read
+from what its machines counted (:func:`smpref.testing.rotation_machine.reached`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from typing import Any
+
+from smpref.agent.state import Profile
+from smpref.campaign.machine_targets import minimal_program, run_seeded
+from smpref.campaign.run_records import FAIL, PASS, RunRecord
+from smpref.campaign.signatures import origin, signature
+from smpref.campaign.targets import TargetSpec, executor_name, register
+from smpref.testing.rotation_machine import machine_for, reached
+
+
+class RotationTarget:
+    """Runs the rotation machine of one profile by seed."""
+
+    def __init__(self, name: str, profile: Profile) -> None:
+        self.name = name
+        self.profile = profile
+
+    def open(self) -> None:
+        """Nothing to start: every run builds its own servers in a temporary folder."""
+
+    def close(self) -> None:
+        """Nothing to stop."""
+
+    def run(self, seed: int, steps: int) -> RunRecord:
+        machine = machine_for(self.profile)  # a fresh class: its totals are this run's alone
+        started = time.perf_counter()
+        failure = run_seeded(machine, seed, steps)
+        seconds = time.perf_counter() - started
+        totals: Counter[str] = machine.TOTALS
+        ids = reached(totals, self.profile)
+        if failure is None:
+            return RunRecord(seed, self.name, totals["steps"], PASS, seconds,
+                             executor_name(), requirements=ids)
+        program = minimal_program(failure, machine)
+        return RunRecord(
+            seed, self.name, len(program), FAIL, seconds, executor_name(),
+            signature=signature(self.name, origin(failure)),
+            message=f"{type(failure).__name__}: {failure}".splitlines()[0][:500],
+            program="\n".join(program), program_json=json.dumps(program),
+            program_steps=len(program), requirements=ids, failure_requirements=[])
+
+
+def _seed_flow(_address: Any) -> RotationTarget:
+    return RotationTarget("rotation", Profile.SEED)
+
+
+def _deployed_flow(_address: Any) -> RotationTarget:
+    return RotationTarget("rotation-deployed", Profile.DEPLOYED)
+
+
+register(TargetSpec("rotation", "two agents rotating queues over three model servers on "
+                    "journal stores: the seed flow of spec/rotation.md", _seed_flow))
+register(TargetSpec("rotation-deployed", "the same machine running deployed agents' flow "
+                    "(ROT-14); expected to fail", _deployed_flow))

@@ -1,0 +1,117 @@
+"""The rotation state machine (smpref.testing.rotation_machine): the seed flow of
+spec/rotation.md keeps every message; seed 002 as written and the deployed flow do not, and
+their minimal failing traces are kept here (docs/rotation.md explains them).
+
+Size: at the CI size, 200 runs of up to 40 steps (derandomized, so the depth floors below hold
+in every session); HYPOTHESIS_PROFILE=long runs 2000 of up to 80, and the campaign runs it
+further."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+from reqs import req
+
+from smpref.agent.state import Profile
+from smpref.testing.rotation_machine import RotationMachine, machine_for
+
+LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
+#: the profile's phases (no shrinking under the mutation profile), always with targeting: the
+#: machine steers towards held deliveries (ROT-8) with hypothesis.target
+PHASES = tuple(dict.fromkeys((*settings.default.phases, Phase.target)))
+SIZE = settings(max_examples=2000 if LONG else 200, stateful_step_count=80 if LONG else 40,
+                deadline=None, derandomize=not LONG, database=None, phases=PHASES,
+                suppress_health_check=list(HealthCheck))
+
+#: about half of what one CI-size run of the seed machine counts (derandomized, so the same in
+#: every session). The held delivery comes from the machine steering generation towards it
+#: (hypothesis.target); connection deletion is kept rare so most runs go on after it.
+FLOORS = {
+    "rotations started": 200,
+    "rotations completed": 180,
+    "aborts accepted": 25,
+    "second rotations refused": 400,
+    "held": 50,
+    "verdict duplicate": 9,
+    "crashes before ACK": 20,
+    "restart agent": 100,
+    "restart server": 200,
+    "lose connection": 80,
+    "restore": 200,
+    "delete connection": 2,
+    "messages sent": 1300,
+    "switches": 180,
+}
+
+
+def run(profile: Profile, size: settings = SIZE) -> Counter[str]:
+    machine = machine_for(profile)
+    run_state_machine_as_test(machine, settings=size)
+    return machine.TOTALS
+
+
+@req("ROT-2", "ROT-5", "ROT-6", "ROT-7", "ROT-8", "ROT-9", "ROT-10", "ROT-11", "ROT-12",
+     "ROT-13")
+def test_the_seed_flow_keeps_every_message_under_the_machine() -> None:
+    totals = run(Profile.SEED)
+    missing = [f"{name}: {totals[name]} < {floor}" for name, floor in FLOORS.items()
+               if totals[name] < floor]
+    assert not missing, "the machine ran too shallow: " + "; ".join(missing)
+
+
+FIND = settings(SIZE, max_examples=300, phases=[Phase.generate], report_multiple_bugs=False)
+
+
+@req("DIV-33")
+def test_the_machine_finds_the_flaw_of_seed_002_as_written() -> None:
+    with pytest.raises(AssertionError, match=r"never ended|received"):
+        run(Profile.SEED_AS_WRITTEN, FIND)
+
+
+@req("ROT-14")
+def test_the_machine_finds_the_losses_of_the_deployed_flow() -> None:
+    with pytest.raises(AssertionError, match=r"never ended|received"):
+        run(Profile.DEPLOYED, FIND)
+
+
+# The minimal traces Hypothesis shrank each failure to (docs/rotation.md walks through them).
+
+
+def replay(profile: Profile, *rotations: str) -> RotationMachine:
+    machine = machine_for(profile)()
+    machine.learn_keys()
+    for owner in rotations:
+        machine.start_rotation(owner=owner, server=b"s1")
+        machine.learn_keys()
+        machine.nothing_duplicated_reordered_or_invented()
+    return machine
+
+
+@req("ROT-7", "DIV-33")
+def test_minimal_trace_seed_as_written_loses_a_qready() -> None:
+    """Both sides rotate to s1. Alice's QHELLO is number 4 and reaches Bob before Alice's
+    QREADY, number 3, which Bob then drops as a duplicate: Bob never sends QHELLO, and his
+    rotation never ends."""
+    machine = replay(Profile.SEED_AS_WRITTEN, "b", "a")
+    with pytest.raises(AssertionError, match="b's rotation never ended"):
+        machine.teardown()
+
+
+@req("ROT-7")
+def test_the_same_trace_under_the_seed_flow_ends() -> None:
+    replay(Profile.SEED, "b", "a").teardown()
+    replay(Profile.SEED, "a", "b").teardown()
+
+
+@req("ROT-14")
+def test_minimal_trace_deployed_drops_a_quse() -> None:
+    """Both sides rotate to s1. Bob queued QUSE for Alice's old queue; Alice's QUSE makes Bob
+    send QTEST and move to her new queue, dropping what was queued for the old one, his own
+    QUSE included: Alice never learns Bob's queue is ready, and his rotation never ends."""
+    machine = replay(Profile.DEPLOYED, "a", "b")
+    with pytest.raises(AssertionError, match="b's rotation never ended"):
+        machine.teardown()
