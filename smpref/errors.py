@@ -16,9 +16,10 @@ The tree, by layer:
 * transport and clients: :class:`TlsCredentialError`, :class:`IdentityError`,
   :class:`VersionError`, :class:`HandshakeFailedError`, :class:`ConnectionClosedError`,
   :class:`ClientError`, :class:`UnsupportedError`, :class:`ConnectError`;
+* agents: :class:`AgentError`, :class:`RotationRefusedError`, :class:`EnvelopeError`;
 * vectors: :class:`VectorError`, :class:`VectorCheckError`, :class:`MalformedError`;
 * conformance verdicts and test harnesses: :class:`CaseVerdict` (:class:`Fail`,
-  :class:`Skip`, :class:`Info`), :class:`StoresDisagreeError`.
+  :class:`Skip`, :class:`Info`), :class:`StoresDisagreeError`, :class:`SimulatedCrashError`.
 """
 
 from __future__ import annotations
@@ -417,6 +418,11 @@ class Info(CaseVerdict):
     """An observation, not a verdict on conformance."""
 
     status = "info"
+
+
+class SimulatedCrashError(SmprefError):
+    """A test harness made an agent crash just before it sent a command (the rotation
+    state machine's crash before ``ACK``)."""
 
 
 class StoresDisagreeError(SmprefError, AssertionError):

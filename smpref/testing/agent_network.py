@@ -23,6 +23,7 @@ from smpref.agent.agent import Agent
 from smpref.client.core import AuthKeyPair, ClientSession, Reply
 from smpref.crypto.primitives import x25519_public
 from smpref.crypto.randomness import Random, SeededRandom
+from smpref.errors import SimulatedCrashError
 from smpref.model.config import ServerConfig
 from smpref.model.environment import ManualClock
 from smpref.model.queue_store import MemoryStore, QueueStore
@@ -30,10 +31,6 @@ from smpref.model.server import Server
 from smpref.store.journal import JournalStore
 from smpref.wire.messages import COUNT
 from smpref.wire.structs import Command
-
-
-class SimulatedCrashError(Exception):
-    """Raised in place of a command an agent was about to send: the agent crashed there."""
 
 
 class ModelServer:

@@ -42,9 +42,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from smpref.agent.agent import Agent, connect
 from smpref.agent.state import Profile
 from smpref.crypto.randomness import SeededRandom
-from smpref.errors import RotationRefusedError
+from smpref.errors import RotationRefusedError, SimulatedCrashError
 from smpref.model.states import QueueStatus
-from smpref.testing.agent_network import Network, SimulatedCrashError
+from smpref.testing.agent_network import Network
 from smpref.wire.keys import PublicKey
 
 AGENTS = ("a", "b")
