@@ -72,10 +72,15 @@ def _bind_host(host: str, option: str) -> str:
 @click.option("--no-sync", is_flag=True,
               help="Do not fsync commits (benchmarks only: an OK is then not durable).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
-              default="info", show_default=True, help="Events are JSON lines on stderr.")
+              default="info", show_default=True,
+              help="Events are JSON lines on stderr; debug adds every transmission, decoded.")
+@click.option("--trace", "trace_path", type=FILE_PATH, default=None, metavar="FILE",
+              help="Append every transmission both ways, decoded, to FILE as JSON lines "
+                   "(docs/client-testing.md).")
 def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PLR0917
           max_connections: int, sweep_interval: float, drain_timeout: float, no_pages: bool,
-          password: str | None, no_sync: bool, log_level: str) -> None:
+          password: str | None, no_sync: bool, log_level: str, trace_path: Path | None
+          ) -> None:
     """Run an SMP server over TLS: the reference model over the journal store.
 
     Prints the server's address (smp://<keyHash>@host:port) on stdout once it listens.
@@ -98,11 +103,13 @@ def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PL
         except InvalidValueError as exc:
             fail(str(exc), option="--password")
     output_folder(folder, "--store")
+    if trace_path is not None:
+        output_file(trace_path, "--trace")
     events.configure(log_level)
     config = ServeConfig(host=bind, port=port, advertise=advertise,
                          max_connections=max_connections, sweep_interval=sweep_interval,
                          drain_timeout=drain_timeout,
-                         pages=not no_pages, store_sync=not no_sync,
+                         pages=not no_pages, store_sync=not no_sync, trace=trace_path,
                          model=ServerConfig(basic_auth=password.encode() if password else None))
     code = asyncio.run(_serve(folder, config))
     if code == EXIT_FAILED:

@@ -51,6 +51,7 @@ from smpref.serve import events
 from smpref.serve.clock import ServerClock
 from smpref.serve.engine import CloseSession, Engine, Job, OpenSession, Receive, Sweep
 from smpref.serve.pages import serve_page
+from smpref.serve.trace import TransmissionTrace
 from smpref.store.group_commit import GroupCommitStore
 from smpref.store.journal import JournalStore
 from smpref.text.addresses import server_address
@@ -82,6 +83,8 @@ class ServeConfig:
     store_sync: bool = True
     #: threads writing the queues of one group commit in parallel
     commit_workers: int = 8
+    #: a file to write every transmission to, decoded, as JSON lines (``--trace``)
+    trace: Path | None = None
     model: ServerConfig = field(default_factory=ServerConfig)
 
 
@@ -186,6 +189,7 @@ class SmpServer:
             self.store.release_lock()
             raise
         self.model = Server(self.config.model, self.group_store, self.clock, os.urandom)
+        self.trace = TransmissionTrace(self.config.trace)
         self.connections: dict[bytes, Connection] = {}
         self.port = self.config.port
         self.blocks_received = 0
@@ -240,6 +244,7 @@ class SmpServer:
         """Close the store of a server that never started (its lock is released too)."""
         if self.engine is None:
             self.group_store.close()
+            self.trace.close()
 
     async def stop(self) -> None:
         """Stop accepting, drain every connection, stop the engine and close the store (see
@@ -263,6 +268,7 @@ class SmpServer:
             self.stop_failures.append(f"stopping: {exc!r}")
             events.event("stop_failed", logging.ERROR, error=repr(exc))
         finally:
+            self.trace.close()
             self.stopped.set()
             events.event("stopped", blocks_received=self.blocks_received,
                          blocks_sent=self.blocks_sent, failures=len(self.stop_failures))
@@ -364,6 +370,9 @@ class SmpServer:
             except BlockError as exc:
                 events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
                 return "bad block"
+            if self.trace.active:
+                for data in transmissions:
+                    self.trace.record("in", connection.number, data)
             if transmissions:
                 connection.in_engine += len(transmissions)
                 self.engine.submit(Receive(connection, connection.session_id, transmissions))
@@ -402,6 +411,12 @@ class SmpServer:
         by_session: dict[bytes, list[bytes]] = {}
         for out in outgoing:
             by_session.setdefault(out.session_id, []).append(out.encode())
+        if self.trace.active:
+            for session, transmissions in by_session.items():
+                target = origin if origin is not None and session == origin.session_id \
+                    else self.connections.get(session)
+                for data in transmissions:
+                    self.trace.record("out", target.number if target else 0, data)
         for session, transmissions in by_session.items():
             # the origin by reference: it may be closing, but its answers are still flushed
             connection = origin if origin is not None and session == origin.session_id else \

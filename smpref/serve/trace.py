@@ -1,0 +1,62 @@
+"""Every transmission the server receives and sends, decoded: ``smpref serve --trace FILE``
+writes them as JSON lines, and at ``--log-level debug`` each is also a ``transmission`` event.
+
+For implementers of clients: the trace shows the command exactly as the server decoded it
+(its corrId, entity ID, tag and fields, and whether its credentials passed the command's rule)
+next to the answer, so an ``ERR`` can be read against what was sent. A transmission that does
+not decode is traced with the decoding error and its bytes in hex. One line per
+transmission::
+
+    {"ts": "...", "conn": 3, "dir": "in", "corrId": "...", "entityId": "...",
+     "message": {"tag": "NEW", "fields": {...}}, "credentialCheck": "ok"}
+
+Decoding costs time, so nothing is decoded unless a file is given or debug events are on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from smpref.errors import WireError
+from smpref.serve import events
+from smpref.wire.json_forms import transmission_to_json
+
+
+class TransmissionTrace:
+    """Where decoded transmissions go: a JSON-lines file, debug events, both or neither."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        # line-buffered: a trace is read while the server runs, and must survive a kill
+        self.file: IO[str] | None = path.open("a", buffering=1, encoding="utf-8") \
+            if path is not None else None
+
+    @property
+    def active(self) -> bool:
+        return self.file is not None or events.LOGGER.isEnabledFor(logging.DEBUG)
+
+    def record(self, direction: str, conn: int, data: bytes) -> None:
+        """Trace one transmission (``direction`` is ``in`` or ``out``)."""
+        if not self.active:
+            return
+        entry: dict[str, Any] = {"conn": conn, "dir": direction}
+        try:
+            decoded = transmission_to_json(data)
+        except WireError as exc:
+            entry.update(error=str(exc), hex=data.hex())
+        else:
+            if direction == "out":  # the credential rule is for commands, not answers
+                decoded.pop("credentialCheck", None)
+            entry.update(decoded)
+        events.event("transmission", logging.DEBUG, **entry)
+        if self.file is not None:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+            self.file.write(json.dumps({"ts": stamp, **entry}, separators=(",", ":")) + "\n")
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
