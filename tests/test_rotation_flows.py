@@ -36,14 +36,10 @@ class Pair:
 
     def drain(self, agent: str, server: bytes) -> int:
         """Release every delivery waiting on one connection; how many."""
-        count = 0
-        while self.net.release(agent, server):
-            count += 1
-        return count
+        return self.net.release_all(agent, server)
 
     def flush(self, agent: Agent) -> None:
-        while agent.transmit():
-            pass
+        agent.transmit_all()
 
     def bob_sends(self, n: int) -> None:
         """Bob's application sends message n, and Bob transmits what he can."""

@@ -30,8 +30,7 @@ def pump(agents: list[tuple[Agent, LivePort]], until: Callable[[], bool]) -> Non
         for agent, port in agents:
             for reply in port.deliveries():
                 agent.deliver(reply)
-            while agent.transmit():
-                pass
+            agent.transmit_all()
         time.sleep(0.02)
 
 

@@ -141,6 +141,13 @@ class Agent:
             return True
         return False
 
+    def transmit_all(self) -> int:
+        """:meth:`transmit` until nothing changes; how many times something did."""
+        count = 0
+        while self.transmit():
+            count += 1
+        return count
+
     # --- rotation, started by the recipient --------------------------------------------------
 
     def start_rotation(self, server: bytes) -> None:

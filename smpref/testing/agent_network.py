@@ -141,6 +141,13 @@ class Network:
         self.agents[agent].deliver(reply)
         return True
 
+    def release_all(self, agent: str, server: bytes) -> int:
+        """Hand over every delivery waiting on the connection, in order; how many."""
+        count = 0
+        while self.release(agent, server):
+            count += 1
+        return count
+
     def crash_before(self, agent: str, tag: str) -> None:
         """Make the agent crash when it next tries to send a ``tag`` command."""
         self.crash_at[agent] = tag

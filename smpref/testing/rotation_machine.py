@@ -283,10 +283,8 @@ class RotationMachine(RuleBasedStateMachine):
                     if agent.needs_subscription(server):
                         agent.resubscribe(server)
                         progress = True
-                    while self.network.release(name, server):
-                        progress = True
-                while agent.transmit():
-                    progress = True
+                    progress |= self.network.release_all(name, server) > 0
+                progress |= agent.transmit_all() > 0
             if not progress:
                 return
         raise AssertionError("the network did not settle in 10,000 rounds")

@@ -33,20 +33,15 @@ class _Walk:
         self.sent: list[bytes] = []
 
     def deliver(self, agent: str, server: bytes) -> None:
-        while self.net.release(agent, server):
-            pass
-
-    def flush(self, agent: Agent) -> None:
-        while agent.transmit():
-            pass
+        self.net.release_all(agent, server)
 
     def bob_sends(self, text: str) -> None:
         self.sent.append(text.encode())
         self.bob.send(text.encode())
-        self.flush(self.bob)
+        self.bob.transmit_all()
 
 
-def _script(w: _Walk) -> list[tuple[str, list[Callable[[], None]]]]:
+def _script(w: _Walk) -> list[tuple[str, list[Callable[[], object]]]]:
     """The steps: a title and its moves, in order."""
     alice, bob = w.alice, w.bob
     return [
@@ -54,11 +49,11 @@ def _script(w: _Walk) -> list[tuple[str, list[Callable[[], None]]]]:
             lambda: connect(alice, bob, S1, S2),
             lambda: w.deliver("alice", S1), lambda: w.deliver("bob", S2)]),
         ("Alice creates a queue on s3 and announces it", [
-            lambda: alice.start_rotation(S3), lambda: w.flush(alice)]),
+            lambda: alice.start_rotation(S3), alice.transmit_all]),
         ("Bob answers with his key for it", [
-            lambda: w.deliver("bob", S2), lambda: w.flush(bob)]),
+            lambda: w.deliver("bob", S2), bob.transmit_all]),
         ("Alice secures the new queue and says it is ready", [
-            lambda: w.deliver("alice", S1), lambda: w.flush(alice)]),
+            lambda: w.deliver("alice", S1), alice.transmit_all]),
         ("Bob tests the new queue, then sends a message, still to the old one", [
             lambda: w.deliver("bob", S2), lambda: w.bob_sends("hello 1")]),
         ("the new queue's first delivery reaches Alice before the old queue's", [
@@ -67,7 +62,7 @@ def _script(w: _Walk) -> list[tuple[str, list[Callable[[], None]]]]:
             lambda: w.bob_sends("hello 2"), lambda: w.deliver("alice", S3)]),
         ("the old queue drains; Alice deletes it", [
             lambda: w.deliver("alice", S1), lambda: w.deliver("alice", S3),
-            lambda: w.flush(alice), lambda: w.deliver("bob", S2), lambda: w.flush(bob),
+            alice.transmit_all, lambda: w.deliver("bob", S2), bob.transmit_all,
             lambda: w.deliver("alice", S3)]),
     ]
 
