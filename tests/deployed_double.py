@@ -35,6 +35,7 @@ from smpref.text.lexical import b64u_encode
 from smpref.transport.credentials import load_or_create
 from smpref.transport.streams import BlockStream, accept
 from smpref.transport.tls import server_context, session_id
+from smpref.transport.versions import SMP_ALPN
 from smpref.wire.blocks import decode_batch, pad
 from smpref.wire.deployed import DeployedMessageBody
 from smpref.wire.keys import KeyAlgorithm, PublicKey
@@ -95,7 +96,9 @@ class DeployedDouble:
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(
-            self._connection, "127.0.0.1", 0, ssl=server_context(self.credentials, pages=False))
+            self._connection, "127.0.0.1", 0,
+            # a deployed server knows only smp/1 (smp-wire §2.2)
+            ssl=server_context(self.credentials, pages=False, protocols=(SMP_ALPN,)))
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -270,6 +273,8 @@ class DeployedDouble:
             del conn.delivered[q.rid]
             if q.messages and q.messages[0].msg_id == delivered:
                 q.messages.popleft()
+            if q.rid in conn.got:  # a queue read with GET: ACK only deletes (no next MSG)
+                return [(conn, self._tx(corr, entity, b"OK"))]
             return self._msg(conn, q, corr) or [(conn, self._tx(corr, entity, b"OK"))]
         if tag == "OFF":
             q.off = True

@@ -38,12 +38,13 @@ def smpref(*args: str, env: dict[str, str] | None = None,
                                             **(env or {})})
 
 
-def test_the_registry_has_the_six_targets() -> None:
+def test_the_registry_has_the_eight_targets() -> None:
     assert {"model", "differential", "server", "embedded", "rotation",
-            "rotation-deployed"} <= set(targets())
+            "rotation-deployed", "dialects", "embedded-deployed"} <= set(targets())
 
 
-@pytest.mark.parametrize("name", ["model", "differential", "embedded", "rotation"])
+@pytest.mark.parametrize("name", ["model", "differential", "embedded", "rotation", "dialects",
+                                  "embedded-deployed"])
 def test_a_seed_gives_the_same_run_twice(name: str) -> None:
     first, second = build(name, None), build(name, None)
     first.open()
@@ -95,10 +96,12 @@ def test_expiry_moves_both_clocks_and_both_sides_agree(monkeypatch: pytest.Monke
     assert frozen.verdict == "fail" and "expire" in frozen.program, frozen.program
 
 
-def test_a_deployed_only_server_gets_core_programs_and_never_fails(tmp_path: Path) -> None:
-    """Against the deployed double (versions 6-18, no extensions), programs leave out what the
-    seed and deployed SMP answer differently, and every run passes."""
-    assert not SEED_ONLY & {s.op for s in program(3, 200, extended=False)}
+@req("DEP-4", "DEP-7")
+def test_a_deployed_only_server_gets_whole_programs_and_never_fails(tmp_path: Path) -> None:
+    """Against the deployed double (versions 6-18, no extensions, written from smp-wire.md),
+    the model's deployed profile predicts every answer, receiving and suspending included."""
+    assert not SEED_ONLY
+    assert {"get", "ack", "off"} <= {s.op for s in program(3, 200, extended=False)}
     loop = asyncio.new_event_loop()
     double = DeployedDouble(tmp_path / "credentials")
     loop.run_until_complete(double.start())
@@ -134,7 +137,7 @@ def test_local_campaign_writes_tables_that_pyarrow_reads(tmp_path: Path) -> None
     assert "Requirements no run reached" in (tmp_path / "report.md").read_text()
 
 
-@pytest.mark.parametrize("name", ["model", "differential", "server", "rotation"])
+@pytest.mark.parametrize("name", ["model", "differential", "server", "rotation", "dialects"])
 def test_each_target_runs_on_local_2(name: str, tmp_path: Path) -> None:
     from smpref.campaign.live_targets import BackgroundServer
 

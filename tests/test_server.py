@@ -21,8 +21,9 @@ from smpref.transport import versions
 from smpref.transport.credentials import load
 from smpref.transport.streams import BlockStream
 from smpref.transport.tls import client_context, session_id
+from smpref.wire.dialects import Dialect
 from smpref.wire.hellos import ServerHello
-from smpref.wire.messages import LGET, NSUB, PING
+from smpref.wire.messages import LGET, NSUB, PING, DeployedLGET
 
 
 @req("TRANS-1", "TRANS-8", "TRANS-9", "TRANS-10")
@@ -73,16 +74,49 @@ def test_hello_carries_the_tls_unique_session_id_and_chain(tmp_path: Path) -> No
 
 
 @req("TRANS-11")
-def test_version_choice_keeps_seed_extensions_apart() -> None:
-    assert versions.client_choice(6, 18).version == 18
-    assert not versions.client_choice(6, 18).extended
-    assert versions.client_choice(1000, 1000).extended
-    assert versions.client_choice(17, 1000).version == 1000
-    with pytest.raises(versions.VersionError):
-        versions.client_choice(6, 16)
-    # every deployed range up to today's and far beyond misses smpref's version
-    assert all(not (lo <= versions.SMPREF_VERSION <= hi) for lo in range(1, 19)
-               for hi in range(lo, 500))
+def test_version_choice_reads_the_range_in_the_namespace_of_the_selected_alpn() -> None:
+    seed, smp = versions.SEED_ALPN, versions.SMP_ALPN
+    assert versions.client_choice(6, 18, smp).version == 18
+    assert not versions.client_choice(6, 18, smp).extended
+    assert versions.client_choice(6, 18, None).version == 18  # no ALPN: deployed SMP
+    assert versions.client_choice(6, 18, smp, version=17).version == 17
+    assert versions.client_choice(1000, 1000, seed).extended
+    # the seed version means nothing under smp/1, a deployed range nothing under the seed token
+    for low, high, alpn, forced in ((1000, 1000, smp, None), (1000, 1000, None, None),
+                                    (6, 18, seed, None), (6, 16, smp, None),
+                                    (6, 18, smp, 16), (1000, 1000, seed, 18)):
+        with pytest.raises(versions.VersionError):
+            versions.client_choice(low, high, alpn, forced)
+    # a server advertises versions deployed SMP defined under smp/1, the seed's elsewhere
+    assert versions.advertised(Dialect.DEPLOYED) == (17, 18)
+    assert versions.advertised(Dialect.SEED) == (1000, 1000)
+    assert versions.dialect_of_alpn(seed) is Dialect.SEED
+    assert versions.dialect_of_alpn(smp) is versions.dialect_of_alpn(None) is Dialect.DEPLOYED
+    assert versions.client_alpn(None) == [seed, smp]
+    assert versions.client_alpn(Dialect.DEPLOYED) == [smp]
+
+
+@req("TRANS-11", "TRANS-14", "DIV-37")
+@pytest.mark.parametrize(("alpn", "expected"), [
+    ([versions.SEED_ALPN, versions.SMP_ALPN], (1000, 1000)),
+    ([versions.SMP_ALPN, versions.SEED_ALPN], (1000, 1000)),  # the server's order decides
+    ([versions.SMP_ALPN], (17, 18)),
+    ([], (17, 18)),  # no ALPN: deployed SMP, 17-18 (deployed's 6-6 is not served, DEP-10)
+])
+def test_the_alpn_chooses_the_advertised_range(tmp_path: Path, alpn: list[str],
+                                               expected: tuple[int, int]) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            context = client_context(alpn)
+            if not alpn:
+                context = client_context(["x-none"])  # a token the server ignores
+            reader, writer = await asyncio.open_connection(
+                "127.0.0.1", server.port, ssl=context, server_hostname=None)
+            stream = BlockStream(reader, writer)
+            hello = ServerHello.decode(await stream.read_handshake())
+            assert (hello.min_version, hello.max_version) == expected
+            await stream.close()
+    asyncio.run(main())
 
 
 @req("TRANS-11")
@@ -103,6 +137,22 @@ def test_client_refuses_seed_commands_at_a_deployed_version(tmp_path: Path) -> N
             reply = await client.request(ctx.new_command(plain, subscribe=False),
                                          key=plain.key)
             assert reply.tag == "IDS"
+    asyncio.run(main())
+
+
+@req("TRANS-11", "DEP-2")
+def test_each_protocol_refuses_the_other_ones_commands_before_sending(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            async with await SmpClient.connect(server.address, version=18) as deployed:
+                assert deployed.negotiated.version == 18 and not deployed.extended
+                with pytest.raises(UnsupportedError):
+                    await deployed.request(LGET(sender_key=None), b"k" * 32)
+                assert (await deployed.request(PING())).tag == "PONG"
+            async with await SmpClient.connect(server.address) as seed:
+                assert seed.extended
+                with pytest.raises(UnsupportedError):
+                    await seed.request(DeployedLGET(), b"l" * 24)
     asyncio.run(main())
 
 

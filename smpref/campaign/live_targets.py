@@ -5,6 +5,8 @@ model (in-process, over the loopback) predicting every answer.
   queues, so programs are independent and many can run at once against one server.
 - ``embedded``: a fresh ``smpref serve`` (in-process, on loopback, in a temporary store) per
   Spark partition.
+- ``embedded-deployed``: the same server, spoken to in deployed SMP (version 18, ALPN
+  ``smp/1`` only): the deployed profile end to end, the model's deployed profile as oracle.
 
 A program is a list of steps over two connections (a queue owner and a sender) and up to three
 queue handles. The server chooses IDs, keys and nonces; each side binds them to the handle when
@@ -16,11 +18,10 @@ clock the campaign moves together with the model's (the ``expire`` step: both cl
 the same whole days plus an hour, away from any threshold, and both sweep); against a remote
 server it is left out.
 
-Against a deployed-only server (no seed extensions) a program uses only the operations whose
-answers the seed and deployed SMP share: NEW, KEY, SEND, a wrong ACK, DEL and PING. Receiving
-is left out there, because the seed's queue keeps an encrypted ratchet record ahead of the
-first message (QENC-1) and deployed message bodies are laid out differently, so the model's
-answers to GET, ACK and OFF are not a deployed server's.
+The model speaks the protocol the live connection negotiated (TRANS-11): against a server that
+speaks only deployed SMP, or at a forced deployed version, its sessions are deployed sessions,
+so its deployed profile predicts deployed answers (``OK`` for OFF, message bodies without
+ratchet records, DEP-4, DEP-7) and every operation runs in both protocols.
 
 A divergence is shrunk by deleting steps (delta debugging, as ClusterFuzz minimizes) while the
 same signature still appears, and reported with the minimal program, the exchange on both sides
@@ -43,12 +44,15 @@ from typing import Any
 from smpref.campaign.run_records import FAIL, PASS, RunRecord
 from smpref.campaign.signatures import signature
 from smpref.campaign.targets import TargetSpec, executor_name, register
+from smpref.client.connection import open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply
 from smpref.crypto.randomness import SeededRandom
 from smpref.errors import ClientError, CryptoError, SmprefError
 from smpref.model.config import DAY, ServerConfig
 from smpref.testing.loopback import Loopback
 from smpref.text.addresses import parse_server_address
+from smpref.transport.versions import DEPLOYED_VERSIONS
+from smpref.wire.dialects import Dialect
 from smpref.wire.messages import (
     ACK,
     COUNT,
@@ -76,8 +80,9 @@ OPERATIONS = {"new": 3, "key": 2, "send": 5, "send_unsigned": 1, "get": 4, "ack"
 CLOCK_ONLY = {"expire"}
 #: the days an ``expire`` step moves both clocks by (the hour added keeps off thresholds)
 EXPIRE_DAYS = (1, 6, 10, 22, 95)
-#: operations left out against a deployed-only server (module docstring)
-SEED_ONLY = {"get", "ack", "off"}
+#: operations left out against a deployed-only server: none since the model has a deployed
+#: profile (DEP-4); kept so that callers can still ask
+SEED_ONLY: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,7 @@ class Side(ABC):
     (:class:`ModelSide`) and the server under test (:class:`LiveSide`) are the two kinds."""
 
     extended = True
+    dialect = Dialect.SEED
 
     @abstractmethod
     def request(self, connection: int, command: Command, entity: bytes,
@@ -140,9 +146,10 @@ class Side(ABC):
 class ModelSide(Side):
     """The oracle: the reference model over the loopback, through the wire format."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, dialect: Dialect = Dialect.SEED) -> None:
+        self.dialect = dialect
         self.loopback = Loopback(seed, ServerConfig())
-        self.connections = [self.loopback.connect(), self.loopback.connect()]
+        self.connections = [self.loopback.connect(dialect), self.loopback.connect(dialect)]
         self.reached: list[tuple[str, ...]] = []
         self.loopback.server.observer = lambda _name, reqs: self.reached.append(reqs)
 
@@ -163,20 +170,20 @@ class LiveSide(Side):
     """The server under test, over TLS, driven from a private event loop."""
 
     def __init__(self, address: str, timeout: float,
-                 server: BackgroundServer | None = None) -> None:
+                 server: BackgroundServer | None = None, version: int | None = None) -> None:
         from smpref.client.connection import SmpClient
 
         self.timeout = timeout
         self.server = server
         self.loop = asyncio.new_event_loop()
         try:
-            self.clients = [self.loop.run_until_complete(SmpClient.connect(address,
-                                                                            timeout=timeout))
-                            for _ in range(2)]
+            self.clients = [self.loop.run_until_complete(SmpClient.connect(
+                address, timeout=timeout, version=version)) for _ in range(2)]
         except BaseException:
             self.loop.close()
             raise
         self.extended = self.clients[0].extended
+        self.dialect = self.clients[0].negotiated.dialect
 
     def request(self, connection: int, command: Command, entity: bytes,
                 key: AuthKeyPair | None) -> Reply:
@@ -194,10 +201,16 @@ class LiveSide(Side):
         self.loop.close()
 
 
-def meaning(reply: Reply, handle: Handle | None) -> str:
+def meaning(reply: Reply, handle: Handle | None, dialect: Dialect = Dialect.SEED) -> str:
     """What an answer means, without random bytes: a tag, an error, or an opened body."""
     if reply.tag == "ERR":
         return f"ERR {reply.error}"
+    if reply.tag == "MSG" and handle is not None and dialect is Dialect.DEPLOYED:
+        try:
+            body = open_deployed_message(handle.owner.rcv_dh_secret, reply.expect(MSG))
+        except CryptoError as exc:
+            return f"MSG that does not open ({exc})"
+        return "MSG Quota None" if body.quota else f"MSG Message {body.body!r}"
     if reply.tag == "MSG" and handle is not None:
         msg = reply.expect(MSG)
         try:
@@ -223,7 +236,7 @@ class Runner:
     def step(self, step: Step) -> str:
         handle = self.handles.get(step.queue)
         if step.op == "ping":
-            return meaning(self.side.request(1, PING(), b"", None), None)
+            return meaning(self.side.request(1, PING(), b"", None), None, self.side.dialect)
         if step.op == "expire":
             self.side.advance(EXPIRE_DAYS[step.queue] * DAY + 3600)
             return "swept"
@@ -239,7 +252,7 @@ class Runner:
             if reply.tag == "IDS":
                 owner.created(reply.expect(IDS))
                 self.handles[step.queue] = Handle(owner)
-            return meaning(reply, None)
+            return meaning(reply, None, self.side.dialect)
         if handle is None:
             return "skip (no queue)"
         owner = handle.owner
@@ -249,18 +262,19 @@ class Runner:
                                       owner.auth_key)
             if reply.tag == "OK":
                 handle.sender_key = key
-            return meaning(reply, handle)
+            return meaning(reply, handle, self.side.dialect)
         if step.op in ("send", "send_unsigned"):
             self.counter += 1
             body = b"message %d" % self.counter
             signer = handle.sender_key if step.op == "send" else None
             return meaning(self.side.request(1, SEND(flags=MsgFlags(notification=False),
-                                                     body=body), owner.sender_id, signer), handle)
+                                                     body=body), owner.sender_id, signer), handle,
+                           self.side.dialect)
         if step.op == "get":
             reply = self.side.request(0, GET(), owner.recipient_id, owner.auth_key)
             if reply.tag == "MSG":
                 handle.delivered = reply.expect(MSG).msg_id
-            return meaning(reply, handle)
+            return meaning(reply, handle, self.side.dialect)
         if step.op in ("ack", "ack_wrong"):
             msg_id = handle.delivered or b""
             if step.op == "ack_wrong":
@@ -268,15 +282,15 @@ class Runner:
             reply = self.side.request(0, ACK(msg_id=msg_id), owner.recipient_id, owner.auth_key)
             if step.op == "ack" and reply.tag in ("OK", "MSG"):
                 handle.delivered = reply.expect(MSG).msg_id if reply.tag == "MSG" else None
-            return meaning(reply, handle)
+            return meaning(reply, handle, self.side.dialect)
         if step.op == "off":
             return meaning(self.side.request(0, OFF(), owner.recipient_id, owner.auth_key),
-                           handle)
+                           handle, self.side.dialect)
         if step.op == "del":
             reply = self.side.request(0, DEL(), owner.recipient_id, owner.auth_key)
             if reply.tag == "OK":
                 handle.deleted = True
-            return meaning(reply, handle)
+            return meaning(reply, handle, self.side.dialect)
         raise AssertionError(f"unknown operation {step.op}")
 
 
@@ -302,9 +316,10 @@ class Divergence:
 def compare(steps: list[Step], seed: int, live: Callable[[], Side], password: bytes | None,
             reached: set[str] | None = None) -> Divergence | None:
     """Run ``steps`` on the model and on a fresh live side; the first divergence, or None.
-    ``reached`` collects the requirement IDs the model reported on the way."""
-    model = ModelSide(seed)
+    ``reached`` collects the requirement IDs the model reported on the way. The model speaks
+    the protocol the live side negotiated."""
     server = live()
+    model = ModelSide(seed, server.dialect)
     try:
         expected, got = Runner(model, seed, None), Runner(server, seed, password)
         exchange: list[str] = []
@@ -352,14 +367,16 @@ def shrink(steps: list[Step], seed: int, live: Callable[[], Side],  # noqa: PLR0
 class LiveTarget:
     """Programs against a live server, the model as oracle."""
 
-    def __init__(self, name: str, address: str | None, timeout: float = 10.0) -> None:
+    def __init__(self, name: str, address: str | None, timeout: float = 10.0,
+                 version: int | None = None) -> None:
         self.name = name
         self.address = address
         self.timeout = timeout
+        self.version = version
         self.server: BackgroundServer | None = None
 
     def open(self) -> None:
-        if self.name == "embedded":
+        if self.name.startswith("embedded"):
             self.server = BackgroundServer()
             self.address = self.server.address
 
@@ -376,7 +393,7 @@ class LiveTarget:
         started = time.perf_counter()
 
         def live() -> Side:
-            return LiveSide(address, self.timeout, self.server)
+            return LiveSide(address, self.timeout, self.server, self.version)
 
         try:
             probe = live()
@@ -448,7 +465,13 @@ def _embedded(_address: Any) -> LiveTarget:
     return LiveTarget("embedded", None)
 
 
+def _embedded_deployed(_address: Any) -> LiveTarget:
+    return LiveTarget("embedded-deployed", None, version=DEPLOYED_VERSIONS[-1])
+
+
 register(TargetSpec("server", "a live server at --address, the model predicting every answer",
                     _server, needs_address=True))
 register(TargetSpec("embedded", "a fresh smpref serve per Spark partition, the model "
                     "predicting every answer", _embedded))
+register(TargetSpec("embedded-deployed", "the same, spoken to in deployed SMP (version 18): "
+                    "the deployed profile end to end (DEP-4, TRANS-11)", _embedded_deployed))

@@ -1,5 +1,6 @@
-"""Targets over the model's state machine: ``model`` (the memory store) and ``differential``
-(the journal store checked step by step against the memory store, STORE-18).
+"""Targets over the model's state machines: ``model`` (the memory store), ``differential``
+(the journal store checked step by step against the memory store, STORE-18) and ``dialects``
+(the seed and the deployed profile side by side against one oracle, DEP-4, TRANS-11).
 
 A run is one Hypothesis test under the seed, with no example database, so the same seed draws
 the same programs anywhere: ``EXAMPLES`` programs of up to ``steps`` rule steps each
@@ -64,9 +65,10 @@ def run_seeded(machine: type[RuleBasedStateMachine], seed: int, steps: int
 
 
 class MachineTarget:
-    """Runs the model's state machine (or a subclass of it) by seed."""
+    """Runs one of the model's state machines by seed: one with ``make_loopback`` (every
+    loopback it makes reports to the run's observer) and a ``trace`` of its steps."""
 
-    def __init__(self, name: str, machine: type[QueueMachine]) -> None:
+    def __init__(self, name: str, machine: type[RuleBasedStateMachine]) -> None:
         self.name = name
         self.machine = machine
 
@@ -89,8 +91,8 @@ class MachineTarget:
                 super().__init__()
                 traces.append(self.trace)
 
-            def make_loopback(self) -> Loopback:
-                loopback: Loopback = super().make_loopback()
+            def make_loopback(self, *args: Any) -> Loopback:
+                loopback: Loopback = super().make_loopback(*args)
                 loopback.server.observer = observe
                 return loopback
 
@@ -124,6 +126,14 @@ def _differential(_address: Any) -> MachineTarget:
     return MachineTarget("differential", DifferentialMachine)
 
 
+def _dialects(_address: Any) -> MachineTarget:
+    from smpref.testing.dialect_machine import DialectMachine
+
+    return MachineTarget("dialects", DialectMachine)
+
+
 register(TargetSpec("model", "the model's state machine over the memory store", _model))
+register(TargetSpec("dialects", "the seed and the deployed profile side by side against one "
+                    "oracle, and each other (DEP-4, TRANS-11)", _dialects))
 register(TargetSpec("differential", "the journal store checked step by step against the "
                     "memory store, with reopening (STORE-18)", _differential))

@@ -28,6 +28,7 @@ from smpref.cli.output import (
     output_file,
     output_folder,
 )
+from smpref.transport.versions import DEPLOYED_VERSIONS, SMPREF_VERSION
 
 if TYPE_CHECKING:
     from smpref.conform.runner import Result
@@ -175,10 +176,14 @@ def _progress_printer(console: Console, enabled: bool) -> Callable[[Result, int,
               help="Seconds to wait for any one answer.")
 @click.option("--list", "list_only", is_flag=True, help="List the selected cases and exit.")
 @click.option("--quiet", is_flag=True, help="No progress lines, only the table.")
+@click.option("--version", "version", type=click.IntRange(min=1), default=None,
+              metavar="N",
+              help="Force protocol version N: a deployed version (17, 18; ALPN smp/1 only) "
+                   "or the seed version 1000. Default: the server's choice, seed first.")
 def conform(address: str | None,  # noqa: PLR0917 - click passes options
             include: tuple[str, ...], exclude: tuple[str, ...],
             json_path: Path | None, junit_path: Path | None, timeout: float, list_only: bool,
-            quiet: bool) -> None:
+            quiet: bool, version: int | None) -> None:
     """Check an SMP server case by case (without ADDRESS: an embedded server).
 
     Exit status: 0 when no case fails, 1 when any fails, 2 on a usage or connection error.
@@ -209,8 +214,12 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
                 encoding="utf-8")
         return
     err = Console(stderr=True)
+    if version is not None and version not in (*DEPLOYED_VERSIONS, SMPREF_VERSION):
+        fail(f"smpref speaks deployed versions {DEPLOYED_VERSIONS[0]}-{DEPLOYED_VERSIONS[-1]}"
+             f" and the seed version {SMPREF_VERSION}, not {version}", option="--version")
     report = asyncio.run(runner.run(address, cases, timeout=timeout,
-                                    progress=_progress_printer(err, not quiet)))
+                                    progress=_progress_printer(err, not quiet),
+                                    version=version))
     out = Console(width=120)
     table = Table(title=f"smpref conform {report.address}", show_lines=False)
     for column in ("case", "needs", "requirements", "verdict", "detail"):

@@ -43,29 +43,29 @@ from smpref.text.addresses import ServerAddress, parse_server_address
 from smpref.transport.handshake import Connected
 from smpref.transport.streams import BlockStream, connect
 from smpref.transport.tls import client_context, session_id
-from smpref.transport.versions import Negotiated
+from smpref.transport.versions import SMPREF_VERSION, Negotiated, client_alpn
 from smpref.wire.blocks import unpad
 from smpref.wire.deployed import DeployedMessageBody
+from smpref.wire.dialects import Dialect
 from smpref.wire.messages import MSG, NEW
 from smpref.wire.structs import Message
 
-__all__ = ["SmpClient", "is_seed_specific", "open_deployed_message"]
-
-#: commands and fields that exist only at smpref's version (TRANS-11)
-SEED_COMMANDS = frozenset({"LSET", "LGET"})
-
-
-
+__all__ = ["SmpClient", "is_deployed_only", "is_seed_specific", "open_deployed_message"]
 
 def is_seed_specific(message: Message) -> bool:
-    """Whether a command exists only with the seed extensions (TRANS-11)."""
-    if message.TAG in SEED_COMMANDS:
-        return True
+    """Whether a command exists only in the seed design (``profile seed``, TRANS-11). A seed
+    NEW without a link and a notifier request is the exception: its bytes are deployed NEW's
+    with a messaging or contact ``queueReqData`` and no notifier credentials."""
     if isinstance(message, NEW):
         request = message.queue_request
         return message.ntf_request is not None or (
             request is not None and request.queue_link is not None)
-    return False
+    return message.DEF.profile == "seed"
+
+
+def is_deployed_only(message: Message) -> bool:
+    """Whether a command exists only in deployed SMP (``profile deployed``, TRANS-11)."""
+    return message.DEF.profile == "deployed"
 
 
 class SmpClient:
@@ -88,23 +88,29 @@ class SmpClient:
     @classmethod
     async def connect(cls, address: str | ServerAddress, *, random: Random = os.urandom,
                       timeout: float = 15.0, host: str | None = None,
-                      sock: socket.socket | None = None) -> SmpClient:
+                      sock: socket.socket | None = None,
+                      version: int | None = None) -> SmpClient:
         """Connect, check the identity and run the handshake.
 
         ``host`` overrides which of the address's hosts to dial (the first by default);
-        ``sock`` is an already connected socket to use instead (for tuned buffers).
+        ``sock`` is an already connected socket to use instead (for tuned buffers);
+        ``version`` forces a deployed version (ALPN ``smp/1`` only, TRANS-11) or, as
+        :data:`~smpref.transport.versions.SMPREF_VERSION`, the seed design; by default the
+        client offers both, the seed design first.
 
         Raises:
             ClientError: naming what failed (connection, TLS, identity, version).
         """
         server = parse_server_address(address) if isinstance(address, str) else address
         target = host or server.hosts[0]
+        dialect = None if version is None else (
+            Dialect.SEED if version == SMPREF_VERSION else Dialect.DEPLOYED)
         try:
             endpoint: dict[str, Any] = {"sock": sock} if sock is not None else {
                 "host": target, "port": server.effective_port}
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(
-                    **endpoint, ssl=client_context(),
+                    **endpoint, ssl=client_context(client_alpn(dialect)),
                     server_hostname=None if sock is None else "", limit=2**17)
         except TimeoutError:
             raise ClientError(f"cannot connect to {target}:{server.effective_port}: no TLS "
@@ -119,7 +125,9 @@ class SmpClient:
             session = session_id(ssl_object)
             leaf = ssl_object.getpeercert(binary_form=True)
             async with asyncio.timeout(timeout):
-                connected = await connect(stream, server.key_hash, session, leaf, random)
+                connected = await connect(stream, server.key_hash, session, leaf, random,
+                                          alpn=ssl_object.selected_alpn_protocol(),
+                                          version=version)
         except HandshakeFailedError as exc:
             await stream.close()
             raise ClientError(f"handshake with {target}: {exc}") from None
@@ -175,12 +183,17 @@ class SmpClient:
         """Send one command and wait for its answer.
 
         Raises:
-            UnsupportedError: a seed-specific command at a deployed version.
+            UnsupportedError: a seed-specific command at a deployed version, or a deployed-only
+                one at the seed version.
             ClientError: the connection ended or the answer did not come in time.
         """
         if not self.extended and is_seed_specific(message):
             raise UnsupportedError(f"{message.TAG} with these fields is a seed extension; the "
                                    f"server negotiated deployed version {self.negotiated.version}")
+        if self.extended and is_deployed_only(message):
+            raise UnsupportedError(f"{message.TAG} of deployed SMP does not exist in the seed "
+                                   "design the server negotiated (version "
+                                   f"{self.negotiated.version})")
         corr, data = self.session.transmission(message, entity_id, key, corr_id)
         return (await self.send_transmissions([(corr, data)], timeout=timeout))[0]
 
@@ -243,7 +256,7 @@ class SmpClient:
         try:
             while True:
                 for data in await self.stream.receive():
-                    self._dispatch(Reply.decode(data))
+                    self._dispatch(Reply.decode(data, self.negotiated.dialect))
         except (ConnectionClosedError, BlockError, WireError, OSError) as exc:
             self.closed_reason = str(exc) or type(exc).__name__
         finally:

@@ -19,6 +19,7 @@ from smpref.crypto.randomness import Random
 from smpref.crypto.ratchet import ClientRatchet, Received
 from smpref.errors import BlockError, CryptoError, WireError
 from smpref.wire.blocks import unpad
+from smpref.wire.dialects import Dialect
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
     ERR,
@@ -231,16 +232,16 @@ class Reply:
     message: Response | None
 
     @classmethod
-    def decode(cls, data: bytes) -> Reply:
-        """Decode a server transmission; a response smpref does not define keeps ``message``
-        None.
+    def decode(cls, data: bytes, dialect: Dialect = Dialect.SEED) -> Reply:
+        """Decode a server transmission in the connection's dialect; a response that dialect
+        does not define keeps ``message`` None.
 
         Raises:
             WireError: the transmission itself does not parse.
         """
         tx = Transmission.decode(data)
         try:
-            message = decode_message(tx.command, kind="response")
+            message = decode_message(tx.command, kind="response", dialect=dialect)
         except WireError:
             return cls(tx, None)
         assert isinstance(message, Response)

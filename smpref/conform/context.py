@@ -89,6 +89,8 @@ class Context:
     #: the server password from the address (basicAuth), sent in every NEW (CMD-10)
     password: bytes | None = None
     clients: list[SmpClient] = field(default_factory=list)
+    #: the version every connection is made at, when the run forces one (TRANS-11)
+    forced: int | None = None
     #: a MSG that answered the last ACK on (session, queue), for the next :meth:`receive`
     pending: dict[tuple[bytes, bytes], Reply] = field(default_factory=dict)
 
@@ -98,7 +100,8 @@ class Context:
     # --- connections ------------------------------------------------------------------------
 
     async def connect(self) -> SmpClient:
-        client = await SmpClient.connect(self.address, timeout=self.timeout)
+        client = await SmpClient.connect(self.address, timeout=self.timeout,
+                                         version=self.forced)
         self.clients.append(client)
         return client
 

@@ -87,9 +87,9 @@ def select(include: list[str] | None = None, exclude: list[str] | None = None) -
     return [c for c in chosen if not any(fnmatch.fnmatchcase(c.id, g) for g in exclude or [])]
 
 
-async def probe(address: str, timeout: float) -> SmpClient:
+async def probe(address: str, timeout: float, version: int | None = None) -> SmpClient:
     try:
-        return await SmpClient.connect(address, timeout=timeout)
+        return await SmpClient.connect(address, timeout=timeout, version=version)
     except ClientError as exc:
         raise ConnectError(str(exc)) from None
 
@@ -120,8 +120,13 @@ async def run_case(case: Case, ctx: Context, case_timeout: float) -> Result:
 
 async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
               case_timeout: float = 120.0,
-              progress: Callable[[Result, int, int], None] | None = None) -> Report:
+              progress: Callable[[Result, int, int], None] | None = None,
+              version: int | None = None) -> Report:
     """Run ``cases`` against ``address``, or against an embedded server when it is None.
+
+    ``version`` forces the version every connection negotiates: a deployed one (ALPN
+    ``smp/1`` only) or the seed version; None takes what the server offers, the seed design
+    first (TRANS-11).
 
     Raises:
         ConnectError: the server cannot be reached or refuses the handshake.
@@ -131,7 +136,7 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
     started = time.perf_counter()
     if address is not None:
         report = await _check(address, None, cases, timeout=timeout,
-                              case_timeout=case_timeout, progress=progress)
+                              case_timeout=case_timeout, progress=progress, version=version)
     else:
         with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
             # A password, so that the server-password case runs too (CMD-10, QUEUE-10); the
@@ -142,7 +147,8 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
             await server.start()
             try:
                 report = await _check(server.address, server, cases, timeout=timeout,
-                                      case_timeout=case_timeout, progress=progress)
+                                      case_timeout=case_timeout, progress=progress,
+                                      version=version)
             finally:
                 await server.stop()
     report.seconds = time.perf_counter() - started
@@ -151,14 +157,15 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
 
 async def _check(address: str, embedded: SmpServer | None, cases: list[Case], *,
                  timeout: float, case_timeout: float,
-                 progress: Callable[[Result, int, int], None] | None) -> Report:
+                 progress: Callable[[Result, int, int], None] | None,
+                 version: int | None = None) -> Report:
     """Probe the server's versions, then run the cases one by one."""
-    client = await probe(address, timeout)
+    client = await probe(address, timeout, version)
     report = Report(address, embedded is not None, client.connected.server_range,
                     client.negotiated.version, client.extended)
     await client.close()
     ctx = Context(address, report.extended, report.version, embedded, timeout,
-                  password=_password(address))
+                  password=_password(address), forced=version)
     for index, case in enumerate(cases):
         result = await run_case(case, ctx, case_timeout)
         report.results.append(result)

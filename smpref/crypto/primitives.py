@@ -40,6 +40,10 @@ def sha512(data: bytes) -> bytes:
     return hashlib.sha512(data).digest()
 
 
+def sha3_384(data: bytes) -> bytes:
+    return hashlib.sha3_384(data).digest()
+
+
 def hkdf_sha512(salt: bytes, ikm: bytes, info: bytes, length: int) -> bytes:
     """RFC 5869 HKDF with SHA-512 (``cryptography``). An empty salt means HashLen zero bytes."""
     return HKDF(algorithm=hashes.SHA512(), length=length, salt=salt or None, info=info).derive(ikm)

@@ -9,6 +9,8 @@ from smpref.model.records import QueueRecord, StoredRecord
 from smpref.model.server_state import ServerState
 from smpref.model.sessions import Outgoing, Session
 from smpref.wire.blocks import pad
+from smpref.wire.deployed import DeployedMessageBody
+from smpref.wire.dialects import Dialect
 from smpref.wire.messages import (
     MSG,
     NMSG,
@@ -24,12 +26,19 @@ NMSG_PADDED = 128
 
 
 def seal_record(queue: QueueRecord, record: StoredRecord, *, last: bool) -> bytes:
-    """MSG's encBody: RcvMessage padded and boxed with rcvDhSecret, nonce = msgId (QENC-7)."""
-    body = RcvMessage(
-        timestamp=record.timestamp,
-        flags=RcvMsgFlags(notification=record.notification, last=last),
-        record=ratchet.decode_record(record.data),
-    ).encode()
+    """MSG's encBody: RcvMessage padded and boxed with rcvDhSecret, nonce = msgId (QENC-7).
+    A deployed queue's record is sealed in deployed's layout instead: the body as sent, or the
+    quota marker, and one flag (DEP-7)."""
+    if queue.dialect is Dialect.DEPLOYED:
+        quota = record.kind is RecordKind.Quota
+        body = DeployedMessageBody(record.timestamp, record.notification and not quota,
+                                   b"" if quota else record.data, quota=quota).encode()
+    else:
+        body = RcvMessage(
+            timestamp=record.timestamp,
+            flags=RcvMsgFlags(notification=record.notification, last=last),
+            record=ratchet.decode_record(record.data),
+        ).encode()
     return secretbox(queue.rcv_dh_secret, record.msg_id, pad(body, PADDED_RCV_MESSAGE))
 
 
@@ -41,7 +50,8 @@ def deliver_first(server: ServerState, session: Session, queue: QueueRecord, cor
     if not records:
         return None
     first = records[0]
-    last = queue.suspended and len(records) == 1
+    # deployed SMP has no last-message marker (smp-wire §3.8, DEP-4)
+    last = queue.suspended and len(records) == 1 and queue.dialect is Dialect.SEED
     server.observe("deliver.last" if last else "deliver", ("ROT-4",) if last else ("MSG-2",))
     session.delivered[queue.recipient_id] = first.msg_id
     message = MSG(msg_id=first.msg_id, enc_body=seal_record(queue, first, last=last))

@@ -20,7 +20,8 @@ from smpref.model.records import Link, Notifier, QueueRecord
 from smpref.model.server_state import ServerState
 from smpref.model.sessions import Outgoing, Session
 from smpref.model.states import QueueStatus, SessionMode
-from smpref.model.step import Step, queue_mode
+from smpref.model.step import NO_RATCHET, Step, new_request
+from smpref.wire.dialects import Dialect
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
     ACK,
@@ -43,6 +44,8 @@ from smpref.wire.messages import (
     SKEY,
     SUB,
     ConnectionMode,
+    DeployedNEW,
+    DeployedSOK,
     LinkBlob,
     RecordKind,
     ServerNtfCreds,
@@ -68,6 +71,12 @@ def effect(name: str) -> Callable[[Callable[[Step[C]], list[Outgoing]]],
     return register
 
 
+def subscribed(session: Session) -> Response:
+    """SUB's and NSUB's answer: OK in the seed design, ``SOK`` with no service ID in deployed
+    SMP (v16+, DEP-4)."""
+    return DeployedSOK(service_id=None) if session.dialect is Dialect.DEPLOYED else OK()
+
+
 def answer(step: Step[C], message: Response, entity_id: bytes | None = None) -> Outgoing:
     """The answer to the step's command, on its session, with its corrId."""
     entity = step.tx.entity_id if entity_id is None else entity_id
@@ -82,21 +91,28 @@ def link_of(link_id: bytes, blob: LinkBlob, drop_on_send: bool = False) -> Link:
 
 
 @effect("NEW")
-def _new(step: Step[NEW]) -> list[Outgoing]:
+@effect("DeployedNEW")
+def _new(step: Step[NEW | DeployedNEW]) -> list[Outgoing]:
+    """NEW of either dialect (CMD-10, DEP-3): a deployed queue has no ratchet, so it stores no
+    Initial record (DEP-7)."""
     server, cmd = step.server, step.command
+    request = new_request(cmd)
     material = step.material()
     assert material.rcv_dh_secret is not None and material.ntf_dh_secret is not None
-    mode = queue_mode(cmd)
-    link = cmd.queue_request.queue_link if cmd.queue_request is not None else None
     owner_key = cmd.rcv_dh_key.raw
-    state, initial = ratchet.start(owner_key, server.random)
+    deployed = request.dialect is Dialect.DEPLOYED
+    if deployed:
+        state, initial = NO_RATCHET, b""
+    else:
+        state, initial = ratchet.start(owner_key, server.random)
     notifier, ntf_creds = None, None
-    ntf = cmd.ntf_request
-    if ntf is not None:
-        notifier = Notifier(ntf.notifier_id, ntf.ntf_auth_key, material.ntf_dh_secret)
+    if request.ntf_key is not None:
+        assert material.notifier_id is not None
+        notifier = Notifier(material.notifier_id, request.ntf_key, material.ntf_dh_secret)
         ntf_creds = ServerNtfCreds(
-            notifier_id=ntf.notifier_id,
+            notifier_id=material.notifier_id,
             srv_ntf_dh_key=PublicKey(KeyAlgorithm.X25519, x25519_public(material.ntf_secret)))
+    link_id = material.link_id
     queue = QueueRecord(
         recipient_id=material.recipient_id,
         recipient_key=cmd.rcv_auth_key,
@@ -104,22 +120,29 @@ def _new(step: Step[NEW]) -> list[Outgoing]:
         owner_key=owner_key,
         server_dh_public=x25519_public(material.server_secret),
         sender_id=material.sender_id,
-        mode=mode,
+        mode=request.mode,
         ratchet=state,
         updated_at=server.today(),
-        link=link_of(link.link_id, link.enc_link_data) if link else None,
+        link=link_of(link_id, request.blob) if link_id is not None and request.blob else None,
         notifier=notifier,
+        dialect=request.dialect,
     )
     server.store.put(queue)
-    enqueue(server, queue, RecordKind.Initial, initial, notification=False)
+    if not deployed:
+        enqueue(server, queue, RecordKind.Initial, initial, notification=False)
     ids = IDS(rcv_id=queue.recipient_id, snd_id=queue.sender_id,
               rcv_public_dh_key=PublicKey(KeyAlgorithm.X25519, queue.server_dh_public),
-              queue_mode=mode, link_id=link.link_id if link else None, service_id=None,
+              queue_mode=request.queue_mode, link_id=link_id, service_id=None,
               server_ntf_creds=ntf_creds)
     out = [answer(step, ids, entity_id=b"")]
     if cmd.sub_mode is SubscriptionMode.Subscribe:
         out += subscribe(server, step.session, queue, corr_id=None)
     return out
+
+
+def _link_rule(queue: QueueRecord) -> tuple[str, ...]:
+    """Which requirement drops an invitation's link data when it is secured."""
+    return ("DEP-5",) if queue.dialect is Dialect.DEPLOYED else ("LINK-11",)
 
 
 def secure(server: ServerState, queue: QueueRecord, key: PublicKey, *, by_lget: bool
@@ -130,9 +153,12 @@ def secure(server: ServerState, queue: QueueRecord, key: PublicKey, *, by_lget: 
     if queue.sender_key is not None:
         return queue
     link = queue.link
+    # a deployed queue keeps an invitation's link data until the first SEND, however it was
+    # secured (smp-wire §3.8, DEP-5)
+    pending = by_lget or queue.dialect is Dialect.DEPLOYED
     if link is not None and queue.mode is ConnectionMode.Invitation:
-        server.observe("link.drop-pending" if by_lget else "link.dropped", ("LINK-11",))
-        link = replace(link, drop_on_send=True) if by_lget else None
+        server.observe("link.drop-pending" if pending else "link.dropped", _link_rule(queue))
+        link = replace(link, drop_on_send=True) if pending else None
     secured = replace(server.touch(queue), sender_key=key, link=link)
     server.store.put(secured)
     return secured
@@ -202,7 +228,7 @@ def subscribe(server: ServerState, session: Session, queue: QueueRecord, corr_id
     queue = server.touch(queue)
     server.store.put(queue)
     if corr_id is not None:
-        out.append(Outgoing(session.session_id, corr_id, rid, OK()))
+        out.append(Outgoing(session.session_id, corr_id, rid, subscribed(session)))
     msg = deliver_first(server, session, queue, b"")
     return out + ([msg] if msg else [])
 
@@ -242,16 +268,19 @@ def _send(step: Step[SEND]) -> list[Outgoing]:
     server, cmd = step.server, step.command
     queue = step.found()
     state = queue.ratchet
-    if state.since_update >= server.config.ratchet_update_interval:
-        server.observe("ratchet.update", ("QENC-4",))
-        state, update = ratchet.update(state, queue.owner_key, server.random)
-        enqueue(server, queue, RecordKind.Update, update, notification=False)
-    state, record_bytes = ratchet.encrypt(state, cmd.body)
+    if queue.dialect is Dialect.DEPLOYED:  # the body as received: no ratchet (DEP-7)
+        record_bytes = cmd.body
+    else:
+        if state.since_update >= server.config.ratchet_update_interval:
+            server.observe("ratchet.update", ("QENC-4",))
+            state, update = ratchet.update(state, queue.owner_key, server.random)
+            enqueue(server, queue, RecordKind.Update, update, notification=False)
+        state, record_bytes = ratchet.encrypt(state, cmd.body)
     notification = cmd.flags.notification
     stored = enqueue(server, queue, RecordKind.Message, record_bytes, notification)
     link = queue.link
     if link is not None and link.drop_on_send:
-        server.observe("link.dropped", ("LINK-11",))
+        server.observe("link.dropped", _link_rule(queue))
         link = None
     queue = replace(server.touch(queue), ratchet=state, link=link)
     server.store.put(queue)
@@ -267,7 +296,8 @@ def _quota_marker(step: Step[SEND]) -> list[Outgoing]:
     """The queue just became full: store the quota marker and hold QUOTA until it is empty
     (MSG-6). The rule answers ``ERR QUOTA`` after this."""
     server, queue = step.server, step.found()
-    enqueue(server, queue, RecordKind.Quota, ratchet.quota_marker(queue.ratchet), False)
+    marker = b"" if queue.dialect is Dialect.DEPLOYED else ratchet.quota_marker(queue.ratchet)
+    enqueue(server, queue, RecordKind.Quota, marker, False)
     server.store.put(replace(queue, can_write=False))
     return []
 
@@ -286,7 +316,7 @@ def _nsub(step: Step[NSUB]) -> list[Outgoing]:
         out.append(server.end(previous, step.tx.entity_id, "CMD-33"))
     server.notifier_subscribers[rid] = session.session_id
     session.notifications.add(rid)
-    return [*out, answer(step, OK())]
+    return [*out, answer(step, subscribed(session))]
 
 
 @effect("OFF")
@@ -294,6 +324,8 @@ def _off(step: Step[OFF]) -> list[Outgoing]:
     server, queue = step.server, step.found()
     if queue.status is not QueueStatus.SUSPENDED:
         server.store.put(replace(queue, status=QueueStatus.SUSPENDED))
+    if queue.dialect is Dialect.DEPLOYED:  # deployed OFF answers OK (smp-wire §3.8, DEP-4)
+        return [answer(step, OK())]
     count = len(server.store.records(queue.recipient_id))
     return [answer(step, COUNT(remaining=count))]
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from smpref.crypto.ratchet import RatchetState
 from smpref.model.states import QueueStatus, Security
+from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
 from smpref.wire.messages import ConnectionMode, LinkBlob, RecordKind
 
@@ -51,6 +52,10 @@ class QueueRecord:
     notifier: Notifier | None = None
     status: QueueStatus = QueueStatus.ACTIVE
     can_write: bool = True  # False from ERR QUOTA until the queue is empty (MSG-6)
+    #: the protocol whose NEW created the queue; only that protocol's sessions see it (DEP-1).
+    #: A deployed queue has no ratchet: its records are the SEND bodies as received, and its
+    #: ``ratchet`` is an unused placeholder (DEP-7).
+    dialect: Dialect = Dialect.SEED
 
     @property
     def secured(self) -> bool:

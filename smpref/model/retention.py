@@ -16,6 +16,7 @@ from smpref.errors import StoreError
 from smpref.model.records import Link, QueueRecord
 from smpref.model.server_state import ServerState, SweepState
 from smpref.model.sessions import Outgoing
+from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ConnectionMode, LinkBlob, LinkPartPriority, RecordKind
 
 
@@ -66,6 +67,8 @@ def _scan(server: ServerState, queue: QueueRecord, today: int, now: int) -> list
 def queue_expired(server: ServerState, queue: QueueRecord, today: int) -> bool:
     """RET-1, RET-2, RET-3: strictly older than the period, never inside it; secured
     invitation queues never expire by date (RET-4)."""
+    if queue.dialect is Dialect.DEPLOYED:  # deployed SMP expires no queue (DEP-8)
+        return False
     age = today - queue.updated_at
     if queue.mode is ConnectionMode.Contact:
         return age > server.config.contact_days

@@ -38,9 +38,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from smpref.crypto.primitives import sha3_384
 from smpref.model.server_state import ID_SIZE
 from smpref.model.states import Credential, QueueStatus, Security, SessionMode
-from smpref.model.step import LINK_ID_SIZE, Step, blob_limit, queue_mode
+from smpref.model.step import (
+    LINK_ID_SIZE,
+    Step,
+    blob_limit,
+    deployed_link_data,
+    new_request,
+    queue_mode,
+)
 from smpref.wire.messages import (
     ACK,
     KEY,
@@ -50,6 +58,9 @@ from smpref.wire.messages import (
     SEND,
     SKEY,
     ConnectionMode,
+    DeployedLKEY,
+    DeployedLSET,
+    DeployedNEW,
     LinkBlob,
     LinkPartPriority,
     QueueLink,
@@ -81,6 +92,12 @@ class Guard(enum.Enum):
     BODY_TOO_LARGE = "the message body is above the configured maximum"
     QUOTA_HELD = "the queue answered QUOTA before and has not been emptied since"
     QUEUE_FULL = "the queue holds `quota` message records (messages and a quota marker)"
+    SENDER_ID_NOT_DERIVED = ("a deployed NEW's link carries a sender ID other than the first "
+                             "24 bytes of SHA3-384(corrId)")
+    OTHER_LINK_ID = ("a deployed LSET names another LinkId than the queue's link, or, on a "
+                     "queue without one, a LinkId some ID already uses")
+    FIXED_DATA_CHANGED = "a deployed LSET keeps the LinkId but changes the fixed part"
+    LOW_ORDER_NTF_KEY = "NKEY's X25519 key is a low-order point (no shared secret exists)"
 
 
 class QueueState(Protocol):
@@ -262,6 +279,51 @@ RULES: tuple[Rule, ...] = (
     *_queue_command("DEL", _accept("DEL", "CMD-21", "MSG-8")),
     *_queue_command("NSUB", _accept("NSUB", "CMD-23")),
     _accept("PING", "CMD-22"),
+
+    # --- deployed SMP only (spec/deployed.md): keyed by class, as the tags NEW, LSET and LGET
+    # --- name other commands in the seed design. Deployed's own order (smp-wire §3.7-3.8).
+    Rule("DeployedNEW.not-authorized", "DeployedNEW", "AUTH", ("AUTH-1", "DEP-3"),
+         credentials=NOT_VALID),
+    Rule("DeployedNEW.wrong-password", "DeployedNEW", "AUTH", ("DEP-3",),
+         guard=Guard.WRONG_PASSWORD),
+    Rule("DeployedNEW.sender-id-not-derived", "DeployedNEW", "CMD PROHIBITED", ("DEP-3",),
+         guard=Guard.SENDER_ID_NOT_DERIVED),
+    Rule("DeployedNEW.id-taken", "DeployedNEW", "AUTH", ("DEP-3", "QUEUE-4"),
+         guard=Guard.CHOSEN_ID_TAKEN),
+    Rule("DeployedNEW.low-order-key", "DeployedNEW", "CMD SYNTAX", ("DEP-3", "QUEUE-10"),
+         guard=Guard.LOW_ORDER_KEY),
+    _accept("DeployedNEW", "DEP-3", "QUEUE-1", "QUEUE-2"),
+
+    *_queue_command(
+        "DeployedLSET",
+        Rule("DeployedLSET.secured-invitation", "DeployedLSET", "AUTH", ("DEP-5",),
+             mode=INVITATION, security=SECURED),
+        Rule("DeployedLSET.other-link-id", "DeployedLSET", "AUTH", ("DEP-5",),
+             guard=Guard.OTHER_LINK_ID),
+        Rule("DeployedLSET.fixed-data-changed", "DeployedLSET", "AUTH", ("DEP-5",),
+             guard=Guard.FIXED_DATA_CHANGED),
+        _accept("DeployedLSET", "DEP-5")),
+
+    *_queue_command("DeployedLDEL", _accept("DeployedLDEL", "DEP-5")),
+
+    # LGET and LKEY name the queue by its LinkId: no queue has it -> AUTH, as deployed.
+    Rule("DeployedLGET.no-link", "DeployedLGET", "AUTH", ("DEP-5", "AUTH-3"), found=ABSENT),
+    Rule("DeployedLGET.invitation", "DeployedLGET", "AUTH", ("DEP-5",), mode=INVITATION),
+    _accept("DeployedLGET", "DEP-5"),
+
+    Rule("DeployedLKEY.no-link", "DeployedLKEY", "AUTH", ("DEP-5", "AUTH-3"), found=ABSENT),
+    Rule("DeployedLKEY.not-authorized", "DeployedLKEY", "AUTH", ("AUTH-1", "DEP-5"),
+         credentials=NOT_VALID),
+    Rule("DeployedLKEY.contact", "DeployedLKEY", "AUTH", ("DEP-5",), mode=CONTACT),
+    Rule("DeployedLKEY.other-key", "DeployedLKEY", "AUTH", ("DEP-5", "QUEUE-11"),
+         guard=Guard.OTHER_SENDER_KEY),
+    _accept("DeployedLKEY", "DEP-5"),
+
+    *_queue_command(
+        "DeployedNKEY",
+        Rule("DeployedNKEY.low-order-key", "DeployedNKEY", "CMD SYNTAX", ("DEP-6",),
+             guard=Guard.LOW_ORDER_NTF_KEY),
+        _accept("DeployedNKEY", "DEP-6")),
 )
 
 #: the rules of each command, in order
@@ -341,17 +403,40 @@ def _malformed_notifier_id(step: Step[Command]) -> bool:
 
 def _chosen_id_taken(step: Step[Command]) -> bool:
     cmd = step.command
-    assert isinstance(cmd, NEW)
-    link = _new_link(step)
-    chosen = [i for i in (link.link_id if link else None, link.sender_id if link else None,
-                          cmd.ntf_request.notifier_id if cmd.ntf_request else None)
+    assert isinstance(cmd, NEW | DeployedNEW)
+    request = new_request(cmd)
+    chosen = [i for i in (request.link_id, request.sender_id, request.notifier_id)
               if i is not None]
     return len(set(chosen)) != len(chosen) or any(step.server.store.id_taken(i) for i in chosen)
 
 
+def _sender_id_not_derived(step: Step[Command]) -> bool:
+    cmd = step.command
+    assert isinstance(cmd, DeployedNEW)
+    sender_id = new_request(cmd).sender_id
+    return sender_id is not None and sender_id != sha3_384(step.tx.corr_id)[:ID_SIZE]
+
+
+def _other_link_id(step: Step[Command]) -> bool:
+    cmd = step.command
+    assert isinstance(cmd, DeployedLSET)
+    link = step.found().link
+    if link is not None:
+        return link.link_id != cmd.link_id
+    return step.server.store.id_taken(cmd.link_id)
+
+
+def _fixed_data_changed(step: Step[Command]) -> bool:
+    cmd = step.command
+    assert isinstance(cmd, DeployedLSET)
+    link = step.found().link
+    return link is not None and deployed_link_data(link.blob).enc_fixed != \
+        cmd.link_data.enc_fixed
+
+
 def _wrong_password(step: Step[Command]) -> bool:
     cmd = step.command
-    assert isinstance(cmd, NEW)
+    assert isinstance(cmd, NEW | DeployedNEW)
     password = step.config.basic_auth
     return password is not None and cmd.basic_auth != password
 
@@ -363,7 +448,7 @@ def _low_order_key(step: Step[Command]) -> bool:
 
 def _other_sender_key(step: Step[Command]) -> bool:
     cmd = step.command
-    assert isinstance(cmd, KEY | SKEY | LGET)
+    assert isinstance(cmd, KEY | SKEY | LGET | DeployedLKEY)
     queue = step.found()
     return queue.sender_key is not None and queue.sender_key != cmd.sender_key
 
@@ -426,11 +511,15 @@ GUARDS: dict[Guard, Callable[[Step[Command]], bool]] = {
     Guard.BODY_TOO_LARGE: _body_too_large,
     Guard.QUOTA_HELD: _quota_held,
     Guard.QUEUE_FULL: _queue_full,
+    Guard.SENDER_ID_NOT_DERIVED: _sender_id_not_derived,
+    Guard.OTHER_LINK_ID: _other_link_id,
+    Guard.FIXED_DATA_CHANGED: _fixed_data_changed,
+    Guard.LOW_ORDER_NTF_KEY: lambda s: s.notifier_material().dh_secret is None,
 }
 
 
 def decide_step(step: Step[Command]) -> Rule:
     """The rule the table takes for a concrete step: its queue, its credential, and the guards
     evaluated on it as the rules ask for them."""
-    return decide(step.command.TAG, step.queue, step.credential,
+    return decide(step.command.DEF.class_name, step.queue, step.credential,
                   lambda guard: GUARDS[guard](step))

@@ -88,8 +88,10 @@ def rules_page(defs: Definitions) -> str:
         "",
     ]
     for command in BY_COMMAND:
-        definition = defs.messages[command]
-        lines += [f"### {command}", "",
+        definition = defs.by_class_name(command)
+        dialect = {"both": "", "seed": " (seed design only)",
+                   "deployed": f" (deployed SMP's {definition.tag})"}[definition.profile]
+        lines += [f"### {command}{dialect}", "",
                   f"Party `{definition.party}`, entity `{definition.entity}`, signer "
                   f"`{definition.signer}{f'({definition.signer_field})' if definition.signer_field else ''}`"  # noqa: E501
                   f", credential rule `{definition.auth}`.", "",
@@ -107,7 +109,7 @@ def rules_page(defs: Definitions) -> str:
               "What each command about an existing queue gets with a valid credential, for",
               "every state a queue can be in; after the semicolons, the guarded rules that can",
               "refuse it first.", ""]
-    commands = [c for c in BY_COMMAND if defs.messages[c].entity not in ("none",)]
+    commands = [c for c in BY_COMMAND if defs.by_class_name(c).entity not in ("none",)]
     for view in queue_views():
         lines += [f"### {_view_name(view)}", "", "| command | outcome |", "|---|---|"]
         lines += [f"| {command} | {_in_state(command, view)} |" for command in commands]

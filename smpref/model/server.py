@@ -35,7 +35,7 @@ from __future__ import annotations
 from smpref.crypto.auth import verify
 from smpref.crypto.primitives import sha256
 from smpref.errors import StoreError, WireError
-from smpref.model import retention
+from smpref.model import deployed_effects, retention
 from smpref.model.effects import EFFECTS
 from smpref.model.records import QueueRecord
 from smpref.model.rules import decide_step
@@ -44,6 +44,7 @@ from smpref.model.sessions import Outgoing, Session
 from smpref.model.states import Credential
 from smpref.model.step import LINK_ID_SIZE, Step
 from smpref.notation.definitions import MessageDef
+from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
 from smpref.wire.messages import ERR
 from smpref.wire.schema import decode_message, parse_error, wire_error
@@ -51,6 +52,8 @@ from smpref.wire.structs import Command
 from smpref.wire.transmission import Transmission, check_credentials
 
 __all__ = ["Observer", "Outgoing", "Server", "Session"]
+
+assert deployed_effects  # imported for its effects, which register themselves
 
 
 #: the store role an entity kind of the notation looks the queue up by
@@ -73,7 +76,7 @@ class Server(ServerState):
         if tx.service_signature is not None:  # AUTH-4
             return [self._error(session_id, tx.corr_id, tx.entity_id, "SERVICE")]
         try:
-            message = decode_message(tx.command, kind="command")
+            message = decode_message(tx.command, kind="command", dialect=session.dialect)
             check_credentials(message.DEF, tx, message)
         except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX, or the credential rule's error
             return [Outgoing(session_id, tx.corr_id, tx.entity_id,
@@ -82,7 +85,7 @@ class Server(ServerState):
         try:  # the lookup, a guard or an effect may meet a store that cannot read or write
             step = self._step(session, tx, message)
             rule = decide_step(step)
-            self.observe(rule.name, rule.requirements)
+            self.observe(rule.name, reported(rule.requirements, session.dialect))
             out = EFFECTS[rule.effect](step) if rule.effect is not None else []
             if not rule.accepts:
                 out = [self._error(session_id, tx.corr_id, tx.entity_id, rule.outcome)]
@@ -97,6 +100,11 @@ class Server(ServerState):
         """Steps 3 of the module docstring: the queue and the credential."""
         definition: MessageDef = message.DEF
         queue = self._lookup(definition.entity, tx.entity_id)
+        if queue is not None and queue.dialect is not session.dialect:
+            # a queue is served only in the protocol that created it (DEP-1): to the other,
+            # it does not exist
+            self.observe("dialect.other", ("DEP-1",))
+            queue = None
         credential = Credential.NONE
         if tx.authorization:
             key = None
@@ -115,6 +123,8 @@ class Server(ServerState):
         if entity == "link_key":  # LGET's k: the link ID is SHA-256(k) (LINK-6)
             return self.store.find("link", sha256(entity_id)) if len(
                 entity_id) == LINK_ID_SIZE else None
+        if entity == "link_id":  # deployed LGET and LKEY: the LinkId itself (DEP-5)
+            return self.store.find("link", entity_id)
         role = _ROLE_OF_ENTITY.get(entity)
         return self.store.find(role, entity_id) if role is not None else None
 
@@ -138,6 +148,21 @@ class Server(ServerState):
         """One slice of the sweep over at most ``limit`` queues (RET-7); whether the cycle
         ended (:func:`smpref.model.retention.sweep`)."""
         return retention.sweep(self, limit)
+
+
+#: what a deployed session never exercises, though the rules it shares cite it: the ratchet,
+#: the last-message flag and the seed design's links (DEP-4, DEP-5, DEP-7)
+_SEED_ONLY_PREFIXES = ("QENC-", "ROT-4", "LINK-")
+
+
+def reported(requirements: tuple[str, ...], dialect: Dialect) -> tuple[str, ...]:
+    """The requirement IDs a rule taken on a session of ``dialect`` really exercised: all of
+    them in the seed design; in deployed SMP those its profile shares, and DEP-2 (the generic
+    step serves it too)."""
+    if dialect is Dialect.SEED:
+        return requirements
+    kept = tuple(r for r in requirements if not r.startswith(_SEED_ONLY_PREFIXES))
+    return kept if "DEP-2" in kept else (*kept, "DEP-2")
 
 
 def _queue_key(signer: str, queue: QueueRecord) -> PublicKey | None:

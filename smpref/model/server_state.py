@@ -13,7 +13,8 @@ from smpref.model.environment import Clock
 from smpref.model.queue_store import QueueStore
 from smpref.model.records import QueueRecord
 from smpref.model.sessions import Outgoing, Session
-from smpref.wire.messages import END
+from smpref.wire.dialects import Dialect
+from smpref.wire.messages import END, DeployedDELD
 
 #: called with the name and requirement IDs of every rule and transition the model takes
 Observer = Callable[[str, tuple[str, ...]], None]
@@ -74,9 +75,11 @@ class ServerState:
 
     # --- sessions --------------------------------------------------------------------------
 
-    def open_session(self, session_id: bytes, secret: bytes) -> Session:
-        """Register a connection: its session ID and its X25519 secret from the handshake."""
-        session = Session(session_id, secret)
+    def open_session(self, session_id: bytes, secret: bytes,
+                     dialect: Dialect = Dialect.SEED) -> Session:
+        """Register a connection: its session ID, its X25519 secret from the handshake and the
+        protocol it speaks (TRANS-11)."""
+        session = Session(session_id, secret, dialect)
         self.sessions[session_id] = session
         return session
 
@@ -122,7 +125,8 @@ class ServerState:
         return current
 
     def delete_queue(self, queue: QueueRecord, except_session: bytes | None) -> list[Outgoing]:
-        """DEL and expiry: remove the queue; other subscribers get END (MSG-8)."""
+        """DEL and expiry: remove the queue; other subscribers get END (MSG-8), or DELD for a
+        deployed queue (smp-wire §3.8, DEP-4)."""
         out = []
         rid = queue.recipient_id
         for sessions in (self.subscribers, self.notifier_subscribers):
@@ -130,7 +134,11 @@ class ServerState:
             if sid is not None and sid != except_session and sid in self.sessions:
                 entity = rid if sessions is self.subscribers else (
                     queue.notifier.notifier_id if queue.notifier else rid)
-                out.append(self.end(sid, entity, "MSG-8"))
+                if queue.dialect is Dialect.DEPLOYED:
+                    self.observe("deleted", ("DEP-4",))
+                    out.append(Outgoing(sid, b"", entity, DeployedDELD()))
+                else:
+                    out.append(self.end(sid, entity, "MSG-8"))
         for session in self.sessions.values():
             session.modes.pop(rid, None)
             session.delivered.pop(rid, None)

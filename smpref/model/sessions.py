@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from smpref.model.states import SessionMode
+from smpref.wire.dialects import Dialect
 from smpref.wire.structs import Response
 from smpref.wire.transmission import Transmission
 
@@ -27,7 +28,8 @@ class Outgoing:
 
 @dataclass
 class Session:
-    """One client connection: its ID (tls-unique), its X25519 key, its subscriptions.
+    """One client connection: its ID (tls-unique), its X25519 key, the protocol its ALPN chose
+    (TRANS-11), its subscriptions.
 
     ``delivered`` maps a recipient ID to the message ID in flight on this session (sent in MSG,
     not yet acknowledged); ``modes`` records how the session reads each queue (MSG-3).
@@ -35,6 +37,7 @@ class Session:
 
     session_id: bytes
     secret: bytes
+    dialect: Dialect = Dialect.SEED
     modes: dict[bytes, SessionMode] = field(default_factory=dict)
     delivered: dict[bytes, bytes] = field(default_factory=dict)
     notifications: set[bytes] = field(default_factory=set)

@@ -33,6 +33,7 @@ ENTITY_KINDS = (
     "sender_id",
     "notifier_id",
     "link_key",
+    "link_id",
     "queue_id",
     "any",
 )
@@ -139,6 +140,8 @@ class UnionDef:
     variants: tuple[Variant, ...]
     doc: str = ""
     requirements: tuple[str, ...] = ()
+    #: "word": a word tag, then 0x20 before any fields; "char": a one-byte tag, fields follow
+    kind: str = "word"
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +174,22 @@ class MessageDef:
     requirements: tuple[str, ...] = ()
     source: str = ""
     diverges: str = ""
+    #: "both", "seed" or "deployed": the dialects the message exists in (TRANS-11)
+    profile: str = "both"
 
     @property
     def fields(self) -> tuple[Field, ...]:
         return tuple(i for i in self.items if isinstance(i, Field))
+
+    @property
+    def class_name(self) -> str:
+        """The generated Python class: the tag, or Deployed<TAG> for a deployed-only message
+        (whose tag a seed message may share)."""
+        return f"Deployed{self.tag}" if self.profile == "deployed" else self.tag
+
+    def in_dialect(self, dialect: str) -> bool:
+        """Whether the message exists in ``dialect`` ("seed" or "deployed")."""
+        return self.profile in ("both", dialect)
 
     @property
     def auth_attr(self) -> str:
@@ -194,11 +209,32 @@ class Definitions:
     enums: dict[str, EnumDef] = field(default_factory=dict)
     records: dict[str, RecordDef] = field(default_factory=dict)
     unions: dict[str, UnionDef] = field(default_factory=dict)
+    #: the messages of the seed dialect (profile both or seed), by tag
     messages: dict[str, MessageDef] = field(default_factory=dict)
+    #: the deployed-only messages (profile deployed), by tag
+    deployed: dict[str, MessageDef] = field(default_factory=dict)
+
+    def dialect_view(self, dialect: str) -> dict[str, MessageDef]:
+        """Every message of a dialect ("seed", "deployed", or "both" for the shared ones),
+        by tag."""
+        shared = {t: m for t, m in self.messages.items() if m.in_dialect(dialect)}
+        return {**shared, **self.deployed} if dialect == "deployed" else shared
 
     @property
     def commands(self) -> tuple[MessageDef, ...]:
         return tuple(m for m in self.messages.values() if m.kind == "command")
+
+    @property
+    def deployed_commands(self) -> tuple[MessageDef, ...]:
+        """The commands only the deployed dialect has (their classes are Deployed<TAG>)."""
+        return tuple(m for m in self.deployed.values() if m.kind == "command")
+
+    def by_class_name(self, name: str) -> MessageDef:
+        """A message by its class name (the rule table's key): NEW, DeployedNEW, ..."""
+        for m in (*self.messages.values(), *self.deployed.values()):
+            if m.class_name == name:
+                return m
+        raise KeyError(name)
 
     @property
     def responses(self) -> tuple[MessageDef, ...]:
@@ -213,7 +249,7 @@ class Definitions:
                 ids.update(f.requirements)
         for un in self.unions.values():
             ids.update(un.requirements)
-        for msg in self.messages.values():
+        for msg in (*self.messages.values(), *self.deployed.values()):
             ids.update(msg.requirements)
             for f in msg.fields:
                 ids.update(f.requirements)

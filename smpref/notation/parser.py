@@ -93,6 +93,9 @@ class _ToDefinitions(Transformer[Token, Any]):
     def source_attr(self, items: list[Token]) -> tuple[str, str]:
         return ("source", _unquote(items[0]))
 
+    def profile_attr(self, items: list[Token]) -> tuple[str, str]:
+        return ("profile", str(items[0]))
+
     def diverges_attr(self, items: list[Token]) -> tuple[str, str]:
         return ("diverges", _unquote(items[0]))
 
@@ -141,7 +144,9 @@ class _ToDefinitions(Transformer[Token, Any]):
         doc = next((r for r in rest if isinstance(r, str)), "")
         attrs = _Attributes(rest)
         variants = tuple(r for r in rest if isinstance(r, Variant))
-        return UnionDef(str(name), variants, doc, attrs.get("requirements", ()))
+        kind = next((str(r) for r in rest if isinstance(r, Token) and r.type == "ENUM_KIND"),
+                    "word")
+        return UnionDef(str(name), variants, doc, attrs.get("requirements", ()), kind)
 
     def message_def(self, items: list[Any]) -> MessageDef:
         kind, tag, *rest = items
@@ -164,6 +169,7 @@ class _ToDefinitions(Transformer[Token, Any]):
             requirements=attrs.get("requirements", ()),
             source=attrs.get("source"),
             diverges=attrs.get("diverges"),
+            profile=attrs.get("profile", "both"),
         )
 
 
@@ -200,9 +206,10 @@ def parse_definitions(text: str) -> Definitions:
     tables: list[dict[str, Any]] = [defs.enums, defs.records, defs.unions]
     for item in parsed:
         if isinstance(item, MessageDef):
-            if item.tag in defs.messages:
+            table = defs.deployed if item.profile == "deployed" else defs.messages
+            if item.tag in table:
                 raise NotationError(f"message tag {item.tag} defined twice")
-            defs.messages[item.tag] = item
+            table[item.tag] = item
             continue
         if any(item.name in t for t in tables) or item.name in BUILTIN_TYPES:
             raise NotationError(f"type {item.name} defined twice or shadows a builtin")
@@ -237,7 +244,11 @@ def open_ended(defs: Definitions, t: TypeRef) -> bool:
     if t.name in defs.enums:
         return defs.enums[t.name].kind == "word"
     if t.name in defs.unions:
-        return True
+        union = defs.unions[t.name]
+        if union.kind == "word":
+            return True
+        return any(bool(v.items) and isinstance(v.items[-1], Field)
+                   and open_ended(defs, v.items[-1].type) for v in union.variants)
     if t.name in defs.records:
         items = defs.records[t.name].items
         return bool(items) and isinstance(items[-1], Field) and open_ended(defs, items[-1].type)
@@ -265,9 +276,15 @@ class _Checker:
             tags = [v.tag for v in un.variants]
             if len(tags) != len(set(tags)):
                 raise NotationError(f"union {un.name} has a repeated variant tag")
+            if un.kind == "char" and any(len(t) != 1 for t in tags):
+                raise NotationError(f"char union {un.name}: every variant tag is one byte")
             for v in un.variants:
                 self._check_items(f"{un.name}.{v.tag}", v.items)
         for msg in self.defs.messages.values():
+            self._check_message(msg)
+        for msg in self.defs.deployed.values():
+            if msg.tag in self.defs.messages and self.defs.messages[msg.tag].profile != "seed":
+                raise NotationError(f"deployed {msg.tag} shadows a message of both dialects")
             self._check_message(msg)
 
     def _check_enum(self, enum: EnumDef) -> None:
@@ -348,8 +365,10 @@ class _Checker:
             raise NotationError(f"{where}: a command needs an entity rule")
         if not msg.responds:
             raise NotationError(f"{where}: a command needs its responses")
+        view = self.defs.dialect_view("deployed") if msg.profile == "deployed" else \
+            self.defs.messages
         for tag in msg.responds:
-            target = self.defs.messages.get(tag)
+            target = view.get(tag)
             if target is None or target.kind != "response":
                 raise NotationError(f"{where}: responds with undefined response {tag}")
         if (msg.party == "creator") != (msg.entity == "none" and msg.auth == "required"):
@@ -374,6 +393,6 @@ class _Checker:
                 raise NotationError(f"{where}: signer field(...) must name an AuthKey field")
         elif msg.signer_field:
             raise NotationError(f"{where}: only signer field(...) takes a field")
-        elif msg.signer != "none" and msg.entity in ("none", "link_key"):
+        elif msg.signer != "none" and msg.entity in ("none", "link_key", "link_id"):
             raise NotationError(f"{where}: a queue key signs only commands whose entity ID "
                                 "names a queue")

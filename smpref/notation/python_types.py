@@ -151,7 +151,7 @@ def _union(u: UnionDef) -> list[str]:
 
 def _message(m: MessageDef) -> list[str]:
     base = "Command" if m.kind == "command" else "Response"
-    return _dataclass(m.tag, base, m.doc, m.items, [
+    return _dataclass(m.class_name, base, m.doc, m.items, [
         "", f"    TAG: ClassVar[str] = {m.tag!r}"])
 
 
@@ -161,7 +161,7 @@ def render(defs: Definitions) -> str:
     blocks += [_enum(e) for e in defs.enums.values()]
     blocks += [_record(r) for r in defs.records.values()]
     blocks += [_union(u) for u in defs.unions.values()]
-    blocks += [_message(m) for m in defs.messages.values()]
+    blocks += [_message(m) for m in (*defs.messages.values(), *defs.deployed.values())]
     return "\n\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
@@ -171,5 +171,5 @@ def class_names(defs: Definitions) -> list[str]:
     for u in defs.unions.values():
         names.append(u.name)
         names += [variant_class(u.name, v.tag) for v in u.variants]
-    names += [m.tag for m in defs.messages.values()]
+    names += [m.class_name for m in (*defs.messages.values(), *defs.deployed.values())]
     return names

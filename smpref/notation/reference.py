@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
 
 _PRIMITIVE_LAYOUT = {
@@ -23,13 +25,15 @@ _ENTITY = {
     "sender_id": "sender ID",
     "notifier_id": "notifier ID",
     "link_key": "link public key k (32 bytes)",
+    "link_id": "the link's LinkId",
     "queue_id": "the queue ID the command used",
     "any": "queue ID or empty",
 }
 
 
 def _anchor(name: str) -> str:
-    return name.lower()
+    """The anchor mkdocs gives a heading: lower case, punctuation dropped, spaces as '-'."""
+    return re.sub(r"\s+", "-", re.sub(r"[^\w\s-]", "", name.lower()).strip())
 
 
 def layout(t: TypeRef, defs: Definitions) -> str:
@@ -84,9 +88,17 @@ def _credentials(m: MessageDef) -> str:
     }[m.auth]
 
 
+def _title(m: MessageDef) -> str:
+    return f"{m.tag} (deployed SMP)" if m.profile == "deployed" else m.tag
+
+
 def _message(m: MessageDef, defs: Definitions) -> list[str]:
     sep = " `0x20` fields" if m.items else ""
-    lines = [f"### {m.tag}", "", m.doc, ""]
+    lines = [f"### {_title(m)}", "", m.doc, ""]
+    if m.profile == "seed":
+        lines.append("- Protocol: the seed design only (ALPN `smpref-seed/1`, TRANS-11)")
+    elif m.profile == "deployed":
+        lines.append("- Protocol: deployed SMP only (ALPN `smp/1`, TRANS-11, DEP-2)")
     lines.append(f"- Wire: `{m.tag}`{sep}")
     lines.append(f"- Party: {m.party.replace('_', ' ')}; entity ID: {_ENTITY[m.entity]}; "
                  f"credentials: {_credentials(m)}")
@@ -113,14 +125,19 @@ def command_reference(defs: Definitions | None = None) -> str:
         "| tag | kind | party | entity ID | credentials |",
         "|---|---|---|---|---|",
     ]
-    for m in defs.messages.values():
-        out.append(f"| [{m.tag}](#{_anchor(m.tag)}) | {m.kind} | {m.party.replace('_', ' ')} "
-                   f"| {_ENTITY[m.entity]} | {_credentials(m)} |")
+    for m in (*defs.messages.values(), *defs.deployed.values()):
+        out.append(f"| [{_title(m)}](#{_anchor(_title(m))}) | {m.kind} | "
+                   f"{m.party.replace('_', ' ')} | {_ENTITY[m.entity]} | {_credentials(m)} |")
     out += ["", "## Commands", ""]
     for m in defs.commands:
         out += _message(m, defs)
     out += ["## Responses", ""]
     for m in defs.responses:
+        out += _message(m, defs)
+    out += ["## Deployed SMP only", "",
+            "What a connection in deployed SMP (ALPN `smp/1`) speaks besides the messages above "
+            "that are not marked seed-only ([deployed SMP](../spec/deployed.md)).", ""]
+    for m in defs.deployed.values():
         out += _message(m, defs)
     out += ["## Types", ""]
     for e in defs.enums.values():
@@ -132,8 +149,9 @@ def command_reference(defs: Definitions | None = None) -> str:
     for r in defs.records.values():
         out += [f"### {r.name}", "", r.doc, "", *_fields_table(r.items, defs)]
     for u in defs.unions.values():
-        out += [f"### {u.name}", "", u.doc, "",
-                "A word tag; a variant with fields is followed by `0x20` and its fields.", "",
+        tagging = ("A one-byte tag; the variant's fields follow it directly." if u.kind == "char"
+                   else "A word tag; a variant with fields is followed by `0x20` and its fields.")
+        out += [f"### {u.name}", "", u.doc, "", tagging, "",
                 "| tag | fields | meaning |", "|---|---|---|"]
         for v in u.variants:
             fields = ", ".join(f"`{f.name}: {f.type}`" for f in v.fields) or "-"

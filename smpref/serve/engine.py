@@ -38,6 +38,7 @@ from smpref.errors import StoreError
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
 from smpref.store.group_commit import GroupCommitStore
+from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR
 from smpref.wire.schema import parse_error
 from smpref.wire.transmission import Transmission
@@ -58,6 +59,8 @@ class Receive:
     #: what each transmission produced, in order: its answer and its events
     results: list[list[Outgoing]] = field(default_factory=list)
     error: str | None = None
+    #: the block's batch did not parse: answer one ERR BLOCK (deployed connections, DEP-9)
+    bad_block: bool = False
 
     @property
     def outgoing(self) -> list[Outgoing]:
@@ -68,6 +71,7 @@ class Receive:
 class OpenSession:
     session_id: bytes
     secret: bytes
+    dialect: Dialect = Dialect.SEED
 
 
 @dataclass
@@ -161,7 +165,7 @@ class Engine:
             if isinstance(job, Receive):
                 self._receive(job, touched)
             elif isinstance(job, OpenSession):
-                self.model.open_session(job.session_id, job.secret)
+                self.model.open_session(job.session_id, job.secret, job.dialect)
             elif isinstance(job, CloseSession):
                 self.model.close_session(job.session_id)
             else:
@@ -178,6 +182,10 @@ class Engine:
 
     def _receive(self, job: Receive, touched: list[tuple[Receive | Sweep, int, set[bytes]]]
                  ) -> None:
+        if job.bad_block:
+            job.results.append([Outgoing(job.session_id, b"", b"",
+                                         ERR(error=parse_error("BLOCK")))])
+            return
         for index, transmission in enumerate(job.transmissions):
             self.store.begin()
             try:

@@ -58,7 +58,16 @@ from smpref.text.addresses import server_address
 from smpref.transport.credentials import ServerCredentials, load_or_create
 from smpref.transport.streams import BlockStream, accept
 from smpref.transport.tls import HTTP_ALPN, server_context, session_id
-from smpref.transport.versions import SMPREF_VERSION
+from smpref.transport.versions import (
+    DEPLOYED_VERSIONS,
+    SEED_ALPN,
+    SMP_ALPN,
+    SMPREF_VERSION,
+    advertised,
+    dialect_of_alpn,
+)
+from smpref.wire.blocks import decode_batch
+from smpref.wire.dialects import Dialect
 
 
 @dataclass(frozen=True)
@@ -112,11 +121,13 @@ class Connection:
     transmissions the engine holds."""
 
     def __init__(self, server: SmpServer, number: int, stream: BlockStream,
-                 session: bytes) -> None:
+                 session: bytes, dialect: Dialect = Dialect.SEED) -> None:
         self.server = server
         self.number = number
         self.stream = stream
         self.session_id = session
+        #: the protocol its ALPN chose (TRANS-11)
+        self.dialect = dialect
         self.outbox: list[bytes] = []
         self.in_engine = 0
         self.wakeup = asyncio.Event()
@@ -237,7 +248,9 @@ class SmpServer:
                              self._deliver)
         self.engine.start()
         self._sweeper = asyncio.create_task(self._sweep_loop())
-        events.event("listening", address=self.address, version=SMPREF_VERSION,
+        events.event("listening", address=self.address,
+                     seed=f"{SEED_ALPN} {SMPREF_VERSION}",
+                     deployed=f"{SMP_ALPN} {DEPLOYED_VERSIONS[0]}-{DEPLOYED_VERSIONS[-1]}",
                      store=str(self.folder / "store"))
 
     def close_store(self) -> None:
@@ -316,10 +329,13 @@ class SmpServer:
         if ssl_object.selected_alpn_protocol() == HTTP_ALPN:
             await serve_page(self.address, number, reader, writer)
             return
+        # the ALPN TLS selected decides the protocol, before any SMP byte (TRANS-11)
+        dialect = dialect_of_alpn(ssl_object.selected_alpn_protocol())
         try:
             session = session_id(ssl_object)
             async with asyncio.timeout(self.config.handshake_timeout):
-                accepted = await accept(stream, self.credentials, session, os.urandom)
+                accepted = await accept(stream, self.credentials, session, os.urandom,
+                                        advertised(dialect))
         except (TimeoutError, HandshakeFailedError, ConnectionClosedError, BlockError, ssl.SSLError,
                 OSError) as exc:
             events.event("handshake_failed", logging.INFO, conn=number,
@@ -327,12 +343,12 @@ class SmpServer:
             await stream.close()
             return
         assert self.engine is not None
-        connection = Connection(self, number, stream, session)
+        connection = Connection(self, number, stream, session, dialect)
         connection.reader_task = asyncio.current_task()
         self.connections[session] = connection
-        self.engine.submit(OpenSession(session, accepted.session_secret))
+        self.engine.submit(OpenSession(session, accepted.session_secret, dialect))
         connection.writer_task = asyncio.create_task(connection.write_loop())
-        events.event("connected", conn=number, version=accepted.version,
+        events.event("connected", conn=number, protocol=dialect.value, version=accepted.version,
                      encrypted=stream.framing.encrypted)
         reason = "closed"
         connection.reading = True
@@ -366,13 +382,25 @@ class SmpServer:
                 return str(exc)
             self.blocks_received += 1
             try:
-                transmissions = stream.framing.decode(block)
-            except BlockError as exc:
+                content = stream.framing.open(block)
+            except BlockError as exc:  # it does not decrypt: both protocols close (TRANS-15)
                 events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
                 return "bad block"
+            try:
+                transmissions = decode_batch(content)
+            except BlockError as exc:
+                events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
+                if connection.dialect is Dialect.SEED:
+                    return "bad block"
+                # deployed answers a batch that does not parse with ERR BLOCK and goes on
+                # (DEP-9); through the engine, so that it follows the answers before it
+                connection.in_engine += 1
+                self.engine.submit(Receive(connection, connection.session_id, [],
+                                           bad_block=True))
+                continue
             if self.trace.active:
                 for data in transmissions:
-                    self.trace.record("in", connection.number, data)
+                    self.trace.record("in", connection.number, data, connection.dialect)
             if transmissions:
                 connection.in_engine += len(transmissions)
                 self.engine.submit(Receive(connection, connection.session_id, transmissions))
@@ -384,7 +412,7 @@ class SmpServer:
         for job in group:
             if isinstance(job, Receive):
                 connection: Connection = job.owner
-                connection.in_engine -= len(job.transmissions)
+                connection.in_engine -= len(job.transmissions) + int(job.bad_block)
                 connection.progress.set()
                 if job.error is not None:
                     self._end(connection, job.error)
@@ -416,7 +444,8 @@ class SmpServer:
                 target = origin if origin is not None and session == origin.session_id \
                     else self.connections.get(session)
                 for data in transmissions:
-                    self.trace.record("out", target.number if target else 0, data)
+                    self.trace.record("out", target.number if target else 0, data,
+                                      target.dialect if target else Dialect.SEED)
         for session, transmissions in by_session.items():
             # the origin by reference: it may be closing, but its answers are still flushed
             connection = origin if origin is not None and session == origin.session_id else \

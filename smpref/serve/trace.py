@@ -7,8 +7,8 @@ next to the answer, so an ``ERR`` can be read against what was sent. A transmiss
 not decode is traced with the decoding error and its bytes in hex. One line per
 transmission::
 
-    {"ts": "...", "conn": 3, "dir": "in", "corrId": "...", "entityId": "...",
-     "message": {"tag": "NEW", "fields": {...}}, "credentialCheck": "ok"}
+    {"ts": "...", "conn": 3, "dir": "in", "protocol": "deployed", "corrId": "...",
+     "entityId": "...", "message": {"tag": "NEW", "fields": {...}}, "credentialCheck": "ok"}
 
 Decoding costs time, so nothing is decoded unless a file is given or debug events are on.
 """
@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from smpref.errors import WireError
 from smpref.serve import events
+from smpref.wire.dialects import Dialect
 from smpref.wire.json_forms import transmission_to_json
 
 
@@ -38,13 +39,15 @@ class TransmissionTrace:
     def active(self) -> bool:
         return self.file is not None or events.LOGGER.isEnabledFor(logging.DEBUG)
 
-    def record(self, direction: str, conn: int, data: bytes) -> None:
-        """Trace one transmission (``direction`` is ``in`` or ``out``)."""
+    def record(self, direction: str, conn: int, data: bytes,
+               dialect: Dialect = Dialect.SEED) -> None:
+        """Trace one transmission (``direction`` is ``in`` or ``out``), decoded in the
+        protocol its connection speaks."""
         if not self.active:
             return
-        entry: dict[str, Any] = {"conn": conn, "dir": direction}
+        entry: dict[str, Any] = {"conn": conn, "dir": direction, "protocol": dialect.value}
         try:
-            decoded = transmission_to_json(data)
+            decoded = transmission_to_json(data, dialect=dialect)
         except WireError as exc:
             entry.update(error=str(exc), hex=data.hex())
         else:

@@ -16,6 +16,7 @@ from smpref.errors import LineError, WireError
 from smpref.model.records import Link, Notifier, QueueRecord, StoredRecord
 from smpref.model.states import QueueStatus
 from smpref.store.lines import b64, unb64
+from smpref.wire.dialects import Dialect
 from smpref.wire.keys import AUTH_ALGORITHMS, PublicKey
 from smpref.wire.messages import ConnectionMode, LinkBlob, RecordKind
 
@@ -106,11 +107,13 @@ def record_fields(version: int, queue: QueueRecord, link: LinkMeta | None) -> Fi
     if queue.notifier is not None:
         n = queue.notifier
         fields.append(("ntf", f"{b64(n.notifier_id)},{b64(n.key.der)},{b64(n.dh_secret)}"))
+    if queue.dialect is Dialect.DEPLOYED:  # absent: seed, as every store written before DEP-1
+        fields.append(("dia", "d"))
     return fields
 
 
 _RECORD_FIELDS = {"v", "ver", "rid", "rk", "rdh", "own", "sdh", "sid", "mode", "upd", "off",
-                  "sk", "link", "ntf"}
+                  "sk", "link", "ntf", "dia"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,13 +133,15 @@ class StoredQueue:
     sender_key: PublicKey | None
     link: LinkMeta | None
     notifier: Notifier | None
+    dialect: Dialect = Dialect.SEED
 
     @classmethod
     def of(cls, version: int, queue: QueueRecord, link: LinkMeta | None) -> StoredQueue:
         """What a queue_rec.log line written from ``queue`` holds."""
         return cls(version, queue.recipient_id, queue.recipient_key, queue.rcv_dh_secret,
                    queue.owner_key, queue.server_dh_public, queue.sender_id, queue.mode,
-                   queue.updated_at, queue.suspended, queue.sender_key, link, queue.notifier)
+                   queue.updated_at, queue.suspended, queue.sender_key, link, queue.notifier,
+                   queue.dialect)
 
     def queue(self, blob: LinkBlob | None, ratchet: RatchetState, can_write: bool
               ) -> QueueRecord:
@@ -152,7 +157,7 @@ class StoredQueue:
             ratchet=ratchet, updated_at=self.updated_at, sender_key=self.sender_key,
             link=link, notifier=self.notifier,
             status=QueueStatus.SUSPENDED if self.suspended else QueueStatus.ACTIVE,
-            can_write=can_write)
+            can_write=can_write, dialect=self.dialect)
 
 
 def _mode(text: str) -> ConnectionMode:
@@ -194,7 +199,16 @@ def record_from_fields(fields: dict[str, str]) -> StoredQueue:
         sender_key=_optional(fields, "sk", lambda t: _key(t, "sk")),
         link=_optional(fields, "link", _link_meta),
         notifier=_optional(fields, "ntf", _notifier),
+        dialect=_dialect(fields.get("dia")),
     )
+
+
+def _dialect(text: str | None) -> Dialect:
+    if text is None:
+        return Dialect.SEED
+    if text != "d":
+        raise LineError("dia: not d")
+    return Dialect.DEPLOYED
 
 
 # --- queue_state.log ------------------------------------------------------------------------

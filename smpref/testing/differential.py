@@ -34,6 +34,7 @@ from smpref.store.line_fields import QueueState as _State
 from smpref.store.lines import encode_line
 from smpref.testing.loopback import Loopback
 from smpref.testing.queue_machine import MACHINE_CONFIG, QueueMachine
+from smpref.wire.dialects import Dialect
 
 
 def queue_snapshot(queue: QueueRecord | None, records: tuple[Any, ...]) -> bytes:
@@ -84,11 +85,12 @@ class DifferentialLoopback(Loopback):
         # sync=False: fsync matters only for power loss, which no test here simulates.
         return JournalStore(self.root, clock=self.clock, sync=False, open_limit=8)
 
-    def open_session(self, session_id: bytes, secret: bytes) -> None:
+    def open_session(self, session_id: bytes, secret: bytes,
+                     dialect: Dialect = Dialect.SEED) -> None:
         if self.shadow_random(32) != secret:
             raise StoresDisagreeError("the two servers' random sources diverged")
-        self.server.open_session(session_id, secret)
-        self.shadow.open_session(session_id, secret)
+        self.server.open_session(session_id, secret, dialect)
+        self.shadow.open_session(session_id, secret, dialect)
 
     def process(self, session_id: bytes, data: bytes) -> list[Any]:
         out = self.server.receive(session_id, data)

@@ -17,6 +17,7 @@ from smpref.model.environment import ManualClock
 from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.server import Server
 from smpref.model.sessions import Outgoing
+from smpref.wire.dialects import Dialect
 from smpref.wire.structs import Message
 
 
@@ -27,6 +28,8 @@ class LoopbackConnection:
     loopback: Loopback
     client: ClientSession
     inbox: deque[Reply] = field(default_factory=deque)
+    #: the protocol the connection speaks, as its ALPN would choose (TRANS-11)
+    dialect: Dialect = Dialect.SEED
 
     @property
     def session_id(self) -> bytes:
@@ -63,18 +66,23 @@ class Loopback:
                              self.server_random)
         self.connections: dict[bytes, LoopbackConnection] = {}
 
-    def connect(self) -> LoopbackConnection:
+    def connect(self, dialect: Dialect = Dialect.SEED) -> LoopbackConnection:
         session_id = self.client_random(32)
         secret = self.server_random(32)
-        self.open_session(session_id, secret)
+        self.open_session(session_id, secret, dialect)
         client = ClientSession(session_id, x25519_public(secret), self.client_random)
-        connection = LoopbackConnection(self, client)
+        connection = LoopbackConnection(self, client, dialect=dialect)
         self.connections[session_id] = connection
         return connection
 
     def route(self, outgoing: list[Outgoing]) -> list[tuple[bytes, Reply]]:
         """Encode and decode every outgoing transmission; return (session, reply) pairs."""
-        return [(out.session_id, Reply.decode(out.encode())) for out in outgoing]
+        return [(out.session_id, Reply.decode(out.encode(), self._dialect(out.session_id)))
+                for out in outgoing]
+
+    def _dialect(self, session_id: bytes) -> Dialect:
+        connection = self.connections.get(session_id)
+        return connection.dialect if connection is not None else Dialect.SEED
 
     def deliver(self, connection: LoopbackConnection, data: bytes) -> list[Reply]:
         mine = []
@@ -89,9 +97,10 @@ class Loopback:
         for session_id, reply in self.route(self.sweep()):
             self.connections[session_id].inbox.append(reply)
 
-    def open_session(self, session_id: bytes, secret: bytes) -> None:
+    def open_session(self, session_id: bytes, secret: bytes,
+                     dialect: Dialect = Dialect.SEED) -> None:
         """Register a connection with the server (a hook for shadowing servers)."""
-        self.server.open_session(session_id, secret)
+        self.server.open_session(session_id, secret, dialect)
 
     def process(self, session_id: bytes, data: bytes) -> list[Outgoing]:
         """The server's answer to one transmission (a hook for shadowing servers)."""

@@ -47,13 +47,20 @@ class Framing:
         chain = self.send_chain
         return [chain.encrypt(c) for c in contents]
 
+    def open(self, block: bytes) -> bytes:
+        """The content of one received block (decrypted and unpadded).
+
+        Raises:
+            BlockError: the block has the wrong size, does not decrypt or does not unpad.
+        """
+        if len(block) != BLOCK_SIZE:
+            raise BlockError(f"a block is {BLOCK_SIZE} bytes, got {len(block)}")
+        return self.recv_chain.decrypt(block) if self.recv_chain else unpad(block)
+
     def decode(self, block: bytes) -> list[bytes]:
         """The transmissions of one received block.
 
         Raises:
             BlockError: the block does not decrypt, or its content is not a valid batch.
         """
-        if len(block) != BLOCK_SIZE:
-            raise BlockError(f"a block is {BLOCK_SIZE} bytes, got {len(block)}")
-        content = self.recv_chain.decrypt(block) if self.recv_chain else unpad(block)
-        return decode_batch(content)
+        return decode_batch(self.open(block))

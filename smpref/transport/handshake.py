@@ -102,8 +102,13 @@ class ClientHandshake:
     """The client's side: :meth:`receive` the server's hello; the answer is the client's."""
 
     def __init__(self, key_hash: bytes, session_id: bytes, tls_leaf_der: bytes | None,
-                 random: Random) -> None:
+                 random: Random, *, alpn: str | None = None, version: int | None = None
+                 ) -> None:
         self.key_hash = key_hash
+        #: the ALPN TLS selected: the namespace of the server's versions (TRANS-11)
+        self.alpn = alpn
+        #: a version the caller forces, or None for the highest both support
+        self.version = version
         self.session_id = session_id
         self.tls_leaf_der = tls_leaf_der
         self.random = random
@@ -136,7 +141,8 @@ class ClientHandshake:
                 "HANDSHAKE BAD_AUTH"
             raise HandshakeFailedError(error, str(exc)) from None
         try:
-            negotiated = client_choice(hello.min_version, hello.max_version)
+            negotiated = client_choice(hello.min_version, hello.max_version, self.alpn,
+                                       self.version)
         except VersionError as exc:
             raise HandshakeFailedError("VERSION", str(exc)) from None
         secret = self.random(32)

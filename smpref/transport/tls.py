@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
 
 from smpref.errors import IdentityError
 from smpref.transport.credentials import ServerCredentials
-from smpref.transport.versions import SMP_ALPN
+from smpref.transport.versions import SEED_ALPN, SMP_ALPN, client_alpn
 
 HTTP_ALPN = "http/1.1"
 
@@ -37,15 +37,18 @@ def session_id(ssl_object: ssl.SSLObject | ssl.SSLSocket) -> bytes:
     return value
 
 
-def server_context(credentials: ServerCredentials, *, pages: bool = True) -> ssl.SSLContext:
-    """The server's context: the SMP chain, ALPN smp/1 (and http/1.1 for server pages).
+def server_context(credentials: ServerCredentials, *, pages: bool = True,
+                   protocols: tuple[str, ...] = (SEED_ALPN, SMP_ALPN)) -> ssl.SSLContext:
+    """The server's context: the SMP chain, ALPN smpref-seed/1 and smp/1 (TRANS-11), and
+    http/1.1 for server pages.
 
     A client that sends SNI is a browser (SMP clients send none, smp-wire §2.1): it gets the
-    web certificate, as a deployed server gives its HTTPS credential.
+    web certificate, as a deployed server gives its HTTPS credential. ``protocols`` are the
+    SMP tokens offered, in the server's order of preference.
     """
     smp = _base_server_context(str(credentials.path("server.crt")),
                                str(credentials.path("server.key")))
-    smp.set_alpn_protocols([SMP_ALPN, HTTP_ALPN] if pages else [SMP_ALPN])
+    smp.set_alpn_protocols([*protocols, HTTP_ALPN] if pages else list(protocols))
     if pages:
         web = _base_server_context(str(credentials.path("web.crt")),
                                    str(credentials.path("web.key")))
@@ -71,6 +74,8 @@ def _base_server_context(certfile: str, keyfile: str) -> ssl.SSLContext:
 def client_context(alpn: list[str] | None = None) -> ssl.SSLContext:
     """A client context that lets any chain through TLS: :func:`check_identity` decides.
 
+    ``alpn`` defaults to both protocols, the seed design first (TRANS-11).
+
     The server's certificate is checked against the keyHash of its address, not against a
     public CA (TRANS-1), so OpenSSL's own verification is off and the check happens after the
     handshake, before any command is sent.
@@ -79,7 +84,7 @@ def client_context(alpn: list[str] | None = None) -> ssl.SSLContext:
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
-    ctx.set_alpn_protocols(alpn if alpn is not None else [SMP_ALPN])
+    ctx.set_alpn_protocols(alpn if alpn is not None else client_alpn(None))
     return ctx
 
 

@@ -1,16 +1,24 @@
-"""Protocol versions and what a negotiated version means (TRANS-11).
+"""Which protocol a connection speaks, and at which version (TRANS-11).
 
-smpref's seed-specific commands and responses (NEW with a QueueLink or an NtfRequest, LSET,
-LGET, LINK, COUNT, and the ratchet records inside MSG) exist only at :data:`SMPREF_VERSION`.
-An smpref server advertises the one-version range ``SMPREF_VERSION..SMPREF_VERSION``, far
-above any deployed version (deployed SMP is at 18), so a deployed client finds no common
-version and fails at the handshake with a version error instead of misreading anything.
+One port serves two protocols, told apart by TLS ALPN before a single SMP byte is exchanged:
 
-An smpref client offers that version and, below it, the deployed versions whose core commands
-it can speak byte for byte (:data:`CORE_VERSIONS`). It picks the highest version both sides
-support, as deployed clients do; at a deployed version it sends only core commands and reads
-responses in their deployed form, so it never sends a deployed server a command that server
-would read differently.
+* :data:`SEED_ALPN` (``smpref-seed/1``): the seed design. The server advertises the one-version
+  range :data:`SMPREF_VERSION`; every seed-specific command and response (NEW with a QueueLink
+  or an NtfRequest, seed LSET and LGET, LINK, COUNT, the ratchet records inside MSG) exists
+  only here. No deployed client offers this token, so none ever receives them.
+* :data:`SMP_ALPN` (``smp/1``), or no ALPN at all: deployed SMP. The server advertises
+  :data:`DEPLOYED_VERSIONS` and answers with deployed semantics and encodings (the deployed
+  profile of the model), never a seed-specific one.
+
+Deployed SMP already picks its advertised range by ALPN (smp-wire §2.2); a second token fits
+that mechanism and leaves deployed's own version numbers alone: under ``smp/1`` the server
+advertises only versions deployed SMP has defined and smpref serves (17, 18), and the seed
+version lives under another token, so no number smpref advertises can later be given another
+meaning by deployed SMP. The seed version keeps a number far from deployed's (1000) so that a
+log line or a report naming a version is unambiguous even without its ALPN.
+
+An smpref client offers ``[smpref-seed/1, smp/1]`` (the seed first) or, to force deployed SMP,
+``[smp/1]``; it then reads the server's range in the namespace of the ALPN the server chose.
 """
 
 from __future__ import annotations
@@ -19,17 +27,42 @@ from dataclasses import dataclass
 from typing import Final
 
 from smpref.errors import VersionError
+from smpref.wire.dialects import Dialect
 
-#: the version at which the seed extensions are spoken (and nothing else is)
-SMPREF_VERSION: Final = 1000
-#: deployed versions whose core commands smpref's client speaks byte for byte: 17 introduced
-#: NEW's notifier credentials, whose absent form ('0') ends smpref's NEW as well
-CORE_VERSIONS: Final = (17, 18)
-#: the ALPN of SMP (smp-wire §2.2)
+#: the ALPN of deployed SMP (smp-wire §2.2)
 SMP_ALPN: Final = "smp/1"
+#: the ALPN of the seed design as smpref specifies it (TRANS-11)
+SEED_ALPN: Final = "smpref-seed/1"
+#: the version at which the seed design is spoken, under SEED_ALPN only
+SMPREF_VERSION: Final = 1000
+#: the deployed versions smpref serves and its client speaks byte for byte: 17 introduced
+#: NEW's notifier credentials, 18 changes nothing smpref serves (client notices of BLOCKED)
+DEPLOYED_VERSIONS: Final = (17, 18)
+#: the same tuple, under the name older code uses for the client's deployed versions
+CORE_VERSIONS: Final = DEPLOYED_VERSIONS
 #: from this version blocks are encrypted when the client sends a key (smp-wire §2.4)
 BLOCK_ENCRYPTION_VERSION: Final = 11
 
+
+def advertised(dialect: Dialect) -> tuple[int, int]:
+    """The version range a server advertises in a dialect."""
+    if dialect is Dialect.SEED:
+        return SMPREF_VERSION, SMPREF_VERSION
+    return DEPLOYED_VERSIONS[0], DEPLOYED_VERSIONS[-1]
+
+
+def dialect_of_alpn(alpn: str | None) -> Dialect:
+    """The dialect a server speaks on a connection whose TLS handshake selected ``alpn``."""
+    return Dialect.SEED if alpn == SEED_ALPN else Dialect.DEPLOYED
+
+
+def client_alpn(dialect: Dialect | None) -> list[str]:
+    """What an smpref client offers: both (the seed first), or only the forced dialect's."""
+    if dialect is Dialect.DEPLOYED:
+        return [SMP_ALPN]
+    if dialect is Dialect.SEED:
+        return [SEED_ALPN]
+    return [SEED_ALPN, SMP_ALPN]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +76,33 @@ class Negotiated:
         """Whether the seed extensions may be used (TRANS-11)."""
         return self.version == SMPREF_VERSION
 
+    @property
+    def dialect(self) -> Dialect:
+        return Dialect.SEED if self.extended else Dialect.DEPLOYED
 
-def client_choice(server_min: int, server_max: int) -> Negotiated:
-    """The version an smpref client sends, given the server's advertised range.
+
+def client_choice(server_min: int, server_max: int, alpn: str | None = None,
+                  version: int | None = None) -> Negotiated:
+    """The version an smpref client sends, given the server's range and the selected ALPN.
+
+    Under :data:`SEED_ALPN` only :data:`SMPREF_VERSION` is meaningful; otherwise the range is
+    deployed's, and the client takes the highest deployed version both support (as deployed
+    clients do), or ``version`` when the caller forces one.
 
     Raises:
-        VersionError: the range holds neither :data:`SMPREF_VERSION` nor a core version.
+        VersionError: the range holds no version smpref speaks in that namespace, or not the
+            forced one.
     """
-    if server_min <= SMPREF_VERSION <= server_max:
-        return Negotiated(SMPREF_VERSION)
-    common = [v for v in CORE_VERSIONS if server_min <= v <= server_max]
+    if alpn == SEED_ALPN:
+        if server_min <= SMPREF_VERSION <= server_max and version in (None, SMPREF_VERSION):
+            return Negotiated(SMPREF_VERSION)
+        raise VersionError(f"server range {server_min}-{server_max} under {SEED_ALPN} does not "
+                           f"hold the seed version {SMPREF_VERSION}")
+    wanted = DEPLOYED_VERSIONS if version is None else (version,)
+    common = [v for v in wanted if v in DEPLOYED_VERSIONS and server_min <= v <= server_max]
     if not common:
         raise VersionError(
             f"server range {server_min}-{server_max} has no version smpref speaks "
-            f"({SMPREF_VERSION}, or deployed {CORE_VERSIONS[0]}-{CORE_VERSIONS[-1]})")
+            f"(deployed {DEPLOYED_VERSIONS[0]}-{DEPLOYED_VERSIONS[-1]}"
+            + (f", asked for {version}" if version is not None else "") + ")")
     return Negotiated(max(common))

@@ -10,6 +10,7 @@ from typing import Any
 
 from smpref.errors import BadValueError, WireError
 from smpref.wire.blocks import decode_batch, decode_block, encode_batch, encode_block
+from smpref.wire.dialects import Dialect
 from smpref.wire.schema import decode_message, message_from_json, message_to_json
 from smpref.wire.transmission import Transmission, check_credentials
 from smpref.wire.type_codecs import Json
@@ -18,8 +19,10 @@ _TX_KEYS = {"authorization", "serviceSignature", "corrId", "entityId", "message"
             "credentialCheck"}
 
 
-def transmission_to_json(data: bytes, *, base_offset: int = 0) -> Json:
-    """Decode one transmission; errors carry offsets relative to ``base_offset``."""
+def transmission_to_json(data: bytes, *, base_offset: int = 0,
+                         dialect: Dialect = Dialect.SEED) -> Json:
+    """Decode one transmission in a protocol's definitions (TRANS-11); errors carry offsets
+    relative to ``base_offset``."""
     try:
         tx = Transmission.decode(data)
     except WireError as exc:
@@ -28,7 +31,7 @@ def transmission_to_json(data: bytes, *, base_offset: int = 0) -> Json:
         raise exc.within("transmission") from None
     command_at = base_offset + len(data) - len(tx.command)
     try:
-        message = decode_message(tx.command)
+        message = decode_message(tx.command, dialect=dialect)
     except WireError as exc:
         exc.offset = command_at + (exc.offset or 0)
         raise exc.within("transmission.command") from None

@@ -253,6 +253,48 @@ class BlockingInfo(Struct):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedLinkData(Struct):
+    """Deployed QueueLinkData: the immutable and the mutable part, each nonce(24) || secretbox."""
+
+    enc_fixed: bytes
+    """the fixed part: the connection request, signed by the root key"""
+    enc_user: bytes
+    """the user part: data the owner may replace with LSET"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessagingLink(Struct):
+    """QRMessaging's link: the client's sender ID and the link data."""
+
+    sender_id: bytes
+    """SHA3-384(corrId)[0:24] of this NEW's corrId"""
+    link_data: DeployedLinkData
+    """the linkData field (DeployedLinkData)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContactLink(Struct):
+    """QRContact's link: the client's LinkId, its sender ID and the link data."""
+
+    link_id: bytes
+    """HKDF of the link key (24 bytes)"""
+    sender_id: bytes
+    """SHA3-384(corrId)[0:24] of this NEW's corrId"""
+    link_data: DeployedLinkData
+    """the linkData field (DeployedLinkData)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewNtfCreds(Struct):
+    """Deployed NEW's notifier credentials (v17+); the server chooses the notifier ID."""
+
+    ntf_auth_key: PublicKey
+    """key the notification server authorizes NSUB with"""
+    rcv_ntf_dh_key: PublicKey
+    """recipient's X25519 key for notification metadata"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QueueAddress(Struct):
     """A queue as its sender reaches it: server, sender ID and DH key (seed 002 QNEW)."""
 
@@ -553,6 +595,34 @@ ErrorType.NO_MSG = ErrorType_NO_MSG
 ErrorType.LARGE_MSG = ErrorType_LARGE_MSG
 ErrorType.EXPIRED = ErrorType_EXPIRED
 ErrorType.INTERNAL = ErrorType_INTERNAL
+
+
+class QueueReqData(Struct):
+    """char"""
+
+    __slots__ = ()
+    M: ClassVar[type[QueueReqData_M]]
+    C: ClassVar[type[QueueReqData_C]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueReqData_M(QueueReqData):
+    """a messaging (one-time invitation) queue"""
+
+    link: MessagingLink | None
+    """the link field (Maybe(MessagingLink))"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueueReqData_C(QueueReqData):
+    """a contact address queue"""
+
+    link: ContactLink | None
+    """the link field (Maybe(ContactLink))"""
+
+
+QueueReqData.M = QueueReqData_M
+QueueReqData.C = QueueReqData_C
 
 
 class AgentMessage(Struct):
@@ -882,3 +952,112 @@ class ERR(Response):
 
     error: ErrorType
     """the error field (ErrorType)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedNEW(Command):
+    """Create a queue (deployed v17-18 NEW)."""
+
+    TAG: ClassVar[str] = 'NEW'
+
+    rcv_auth_key: PublicKey
+    """recipient's key; it also authorizes this NEW"""
+    rcv_dh_key: PublicKey
+    """recipient's X25519 key for the server-to-recipient secret"""
+    basic_auth: bytes | None
+    """server password, if the server requires one"""
+    sub_mode: SubscriptionMode
+    """the subMode field (SubscriptionMode)"""
+    queue_req_data: QueueReqData | None
+    """the mode and the link; absent: a legacy queue, served as a contact queue (DEP-3)"""
+    ntf_creds: NewNtfCreds | None
+    """the ntfCreds field (Maybe(NewNtfCreds))"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedLSET(Command):
+    """Set the queue's link data, or replace its user part (deployed)."""
+
+    TAG: ClassVar[str] = 'LSET'
+
+    link_id: bytes
+    """the link's ID: the one already set, if any"""
+    link_data: DeployedLinkData
+    """the linkData field (DeployedLinkData)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedLDEL(Command):
+    """Delete the queue's link data (deployed); OK also when there is none."""
+
+    TAG: ClassVar[str] = 'LDEL'
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedLGET(Command):
+    """Read a contact queue's link data by its LinkId, unauthenticated (deployed)."""
+
+    TAG: ClassVar[str] = 'LGET'
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedLKEY(Command):
+    """Secure a one-time queue through its LinkId and read its link data (deployed)."""
+
+    TAG: ClassVar[str] = 'LKEY'
+
+    sender_key: PublicKey
+    """the senderKey field (AuthKey)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedNKEY(Command):
+    """Give the queue notifier credentials; the server chooses the notifier ID (deployed)."""
+
+    TAG: ClassVar[str] = 'NKEY'
+
+    ntf_auth_key: PublicKey
+    """key the notification server authorizes NSUB with"""
+    rcv_ntf_dh_key: PublicKey
+    """recipient's X25519 key for notification metadata"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedLNK(Response):
+    """A queue's sender ID and link data, answering LGET and LKEY (deployed)."""
+
+    TAG: ClassVar[str] = 'LNK'
+
+    sender_id: bytes
+    """the senderId field (ShortString)"""
+    link_data: DeployedLinkData
+    """the linkData field (DeployedLinkData)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedNID(Response):
+    """The notifier ID and the server's notifier DH key, answering NKEY (deployed)."""
+
+    TAG: ClassVar[str] = 'NID'
+
+    notifier_id: bytes
+    """the notifierId field (ShortString)"""
+    srv_ntf_dh_key: PublicKey
+    """server's X25519 key for notification metadata"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedSOK(Response):
+    """Subscribed: answers SUB and NSUB (deployed v16+)."""
+
+    TAG: ClassVar[str] = 'SOK'
+
+    service_id: bytes | None
+    """a service's ID; smpref serves no services and sends absent"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedDELD(Response):
+    """The queue was deleted: sent to its other subscriber (deployed v10+)."""
+
+    TAG: ClassVar[str] = 'DELD'

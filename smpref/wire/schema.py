@@ -33,6 +33,7 @@ from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, lo
 from smpref.notation.python_types import variant_class
 from smpref.wire import messages
 from smpref.wire.buffer import Reader, Writer
+from smpref.wire.dialects import Dialect
 from smpref.wire.keys import AUTH_ALGORITHMS, DH_ALGORITHMS
 from smpref.wire.structs import Message, Struct
 from smpref.wire.type_codecs import (
@@ -106,7 +107,10 @@ class Schema:
     codecs: dict[str, Codec] = field(default_factory=dict)
     enums: dict[str, type[enum.Enum]] = field(default_factory=dict)
     classes: dict[str, type[Struct]] = field(default_factory=dict)
+    #: the codecs of the seed dialect's messages, by tag
     messages: dict[bytes, MessageCodec] = field(default_factory=dict)
+    #: the codecs of the deployed dialect's messages (shared and deployed-only), by tag
+    deployed: dict[bytes, MessageCodec] = field(default_factory=dict)
 
     @classmethod
     def build(cls, defs: Definitions) -> Schema:
@@ -128,7 +132,7 @@ class Schema:
         for r in defs.records.values():
             self.codecs[r.name] = StructCodec(r.name)
         for u in defs.unions.values():
-            self.codecs[u.name] = UnionCodec(u.name)
+            self.codecs[u.name] = UnionCodec(u.name, char=u.kind == "char")
         for r in defs.records.values():
             codec = self.codecs[r.name]
             assert isinstance(codec, StructCodec)
@@ -140,14 +144,22 @@ class Schema:
             ucodec.base = base
             self.classes[u.name] = base
             for v in u.variants:
-                vcodec = VariantCodec(f"{u.name}.{v.tag}", v.tag.encode("ascii"))
+                vcodec = VariantCodec(f"{u.name}.{v.tag}", v.tag.encode("ascii"),
+                                      char=u.kind == "char")
                 self._bind(vcodec, variant_class(u.name, v.tag), v.items)
                 ucodec.variants[vcodec.tag] = vcodec
-        for m in defs.messages.values():
+        for m in (*defs.messages.values(), *defs.deployed.values()):
             mcodec = MessageCodec(m)
-            cls = self._bind(mcodec, m.tag, m.items)
+            cls = self._bind(mcodec, m.class_name, m.items)
             cls.DEF = m  # type: ignore[attr-defined]
-            self.messages[mcodec.tag] = mcodec
+            if m.in_dialect("seed"):
+                self.messages[mcodec.tag] = mcodec
+            if m.in_dialect("deployed"):
+                self.deployed[mcodec.tag] = mcodec
+
+    def dialect(self, dialect: Dialect) -> dict[bytes, MessageCodec]:
+        """The codecs of one dialect's messages, by tag."""
+        return self.messages if dialect is Dialect.SEED else self.deployed
 
     def _bind(self, codec: StructCodec, class_name: str, items: tuple[Field | Literal, ...]
               ) -> type[Struct]:
@@ -271,13 +283,16 @@ def wire_error(exc: SmprefError) -> messages.ErrorType:
     return parse_error(exc.smp_error)
 
 
-def decode_message(data: bytes, *, kind: str | None = None) -> Message:
+def decode_message(data: bytes, *, kind: str | None = None,
+                   dialect: Dialect = Dialect.SEED) -> Message:
     """Decode a command or response body.
 
     Args:
         data: the bytes after the transmission's entity ID.
         kind: "command" or "response" to accept only that kind; None accepts both (the tags
             of commands and responses are disjoint).
+        dialect: whose definitions apply (TRANS-11): a tag of the other dialect only is
+            unknown here.
 
     Raises:
         UnknownCommandError: the tag is not defined (or not of ``kind``): ERR CMD UNKNOWN.
@@ -286,7 +301,7 @@ def decode_message(data: bytes, *, kind: str | None = None) -> Message:
     """
     space = data.find(b" ")
     tag = data if space < 0 else data[:space]
-    codec = SCHEMA.messages.get(tag)
+    codec = SCHEMA.dialect(dialect).get(tag)
     if codec is None or (kind is not None and codec.definition.kind != kind):
         what = kind or "command or response"
         raise UnknownCommandError(f"unknown {what} tag {shown(tag[:16])}", offset=0)

@@ -480,15 +480,28 @@ class StructCodec(Codec):
 
 
 class UnionCodec(Codec):
-    """A word tag; a variant with fields is followed by 0x20 and its fields."""
+    """A word tag; a variant with fields is followed by 0x20 and its fields. With ``char``,
+    a one-byte tag that the fields follow directly."""
 
-    def __init__(self, type_name: str) -> None:
+    def __init__(self, type_name: str, *, char: bool = False) -> None:
         self.type_name = type_name
         self.variants: dict[bytes, VariantCodec] = {}
         self.base: type[Struct] = Struct
+        self.char = char
 
     def read(self, r: Reader) -> Struct:
         start = r.pos
+        if self.char:
+            if r.pos >= r.end:
+                raise ShortReadError(f"expected a {self.type_name} tag", offset=start)
+            tag = r.take(1)
+            variant = self.variants.get(tag)
+            if variant is None:
+                raise BadTagError(f"unknown {self.type_name} tag {shown(tag)}", offset=start)
+            try:
+                return variant.read(r)
+            except WireError as exc:
+                raise exc.within(tag.decode("ascii", "replace")) from None
         tag = r.word()
         variant = self.variants.get(tag)
         if variant is None:
@@ -532,9 +545,11 @@ class UnionCodec(Codec):
 class VariantCodec(StructCodec):
     """The body codec of one union variant; ``tag`` is its word."""
 
-    def __init__(self, type_name: str, tag: bytes) -> None:
+    def __init__(self, type_name: str, tag: bytes, *, char: bool = False) -> None:
         super().__init__(type_name)
         self.tag = tag
+        #: the tag is one byte of a char union: no 0x20 before the fields
+        self.char = char
 
     def encode(self, value: Struct) -> bytes:
         """A variant value on its own is its union's encoding: the tag, then its fields."""
@@ -545,6 +560,6 @@ class VariantCodec(StructCodec):
     def write_tagged(self, w: Writer, value: Struct) -> None:
         """The tag, then, if the variant has fields, 0x20 and the fields."""
         w.raw(self.tag)
-        if self.items:
+        if self.items and not self.char:
             w.space()
         self.write(w, value)

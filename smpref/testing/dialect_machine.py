@@ -1,0 +1,439 @@
+"""Both protocols of the model side by side: the deployed profile under a state machine, and the
+differential property of the core commands (TRANS-11, DEP-1 to DEP-8).
+
+Two model servers with the same limits run the same random program of core commands, one with
+seed-design sessions and one with deployed sessions: create (invitation or contact, with or
+without subscribing and notifier credentials), KEY, SKEY, SEND (unsigned, signed, wrongly
+signed, with the notification flag), SUB, GET, ACK (of the message in flight, an empty ID, or
+another ID), OFF, DEL, NSUB, PING, commands signed with the wrong key, reconnecting, and the
+clock moving across the message TTL. Each side speaks its own dialect on the wire: deployed
+NEW with ``queueReqData`` and ``ntfCreds``, seed NEW with ``QueueRequest`` and ``NtfRequest``.
+
+Before every step the oracle (:class:`~smpref.testing.dialect_oracle.CoreOracle`, written from
+spec/) predicts what each session receives. After it, each side's transmissions, read in its
+own dialect, must equal the prediction rendered in that dialect's tags; and the two sides must
+agree with each other once spelling is set aside (:func:`~smpref.testing.dialect_oracle.coarse`):
+the differential property. A seed client absorbs its queue's key records (QENC) itself, by
+acknowledging them, before anything is compared; so the property says the core commands mean
+the same in both protocols wherever the spec says they do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from hypothesis import HealthCheck, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from smpref.client.connection import open_deployed_message
+from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply
+from smpref.crypto.primitives import box_key
+from smpref.model.config import DAY, ServerConfig
+from smpref.testing.determinism import same_draws_everywhere
+from smpref.testing.dialect_oracle import CoreOracle, Prediction, Seen, coarse, render
+from smpref.testing.loopback import Loopback, LoopbackConnection
+from smpref.testing.queue_machine import error_of
+from smpref.wire.dialects import Dialect
+from smpref.wire.messages import (
+    ACK,
+    DEL,
+    GET,
+    IDS,
+    KEY,
+    MSG,
+    NEW,
+    NSUB,
+    OFF,
+    PING,
+    SEND,
+    SKEY,
+    SUB,
+    ConnectionMode,
+    DeployedNEW,
+    MsgFlags,
+    NewNtfCreds,
+    NtfRequest,
+    QueueReqData_C,
+    QueueReqData_M,
+    QueueRequest,
+    RecordKind,
+    SubscriptionMode,
+)
+from smpref.wire.structs import Message
+
+#: small limits so that quotas and message expiry happen in short runs; no queue expires by
+#: date within a run and no key update is due (the seed design's alone: DEP-7, DEP-8)
+DIALECT_CONFIG = ServerConfig(quota=3, message_ttl_seconds=2 * DAY,
+                              unsecured_invitation_days=10_000, contact_days=10_000,
+                              ratchet_update_interval=1_000_000)
+SESSIONS = 3
+MAX_QUEUES = 4
+
+
+@dataclass
+class SideQueue:
+    """One side's handle of a queue: its IDs and keys (the same keys on both sides)."""
+
+    owned: OwnedQueue
+    notifier_id: bytes = b""
+    ntf_key: AuthKeyPair | None = None
+
+
+@dataclass
+class Side:
+    """One protocol's server, its sessions and its queues."""
+
+    dialect: Dialect
+    loopback: Loopback
+    connections: list[LoopbackConnection] = field(default_factory=list)
+    queues: list[SideQueue] = field(default_factory=list)
+    #: the message ID in flight per (session, queue), from the MSGs this side received
+    delivered: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    modes: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    def queue_of(self, entity: bytes) -> int:
+        for index, queue in enumerate(self.queues):
+            if entity in (queue.owned.recipient_id, queue.notifier_id):
+                return index
+        return -1
+
+
+class DialectMachine(RuleBasedStateMachine):
+    """The same core program on a seed and a deployed server, checked against one oracle."""
+
+    totals: ClassVar[Counter[str]] = Counter()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sides = [Side(d, self.make_loopback(d)) for d in (Dialect.SEED, Dialect.DEPLOYED)]
+        for side in self.sides:
+            side.connections = [side.loopback.connect(side.dialect) for _ in range(SESSIONS)]
+        self.oracle = CoreOracle(SESSIONS, DIALECT_CONFIG.quota,
+                                 DIALECT_CONFIG.message_ttl_seconds)
+        self.keys = {"sender": AuthKeyPair.ed25519(self.random), "other":
+                     AuthKeyPair.ed25519(self.random)}
+        self.bodies = 0
+        self.trace: list[str] = []
+
+    def make_loopback(self, dialect: Dialect) -> Loopback:
+        """Both servers draw the same seeded randomness (a hook for campaign observers)."""
+        return Loopback(seed=7, config=DIALECT_CONFIG)
+
+    def random(self, n: int) -> bytes:
+        return self.sides[0].loopback.client_random(n)
+
+    @initialize()
+    def start(self) -> None:
+        self.totals["programs"] += 1
+
+    # --- running one step on both sides ---------------------------------------------------
+
+    def step(self, name: str, expected: Prediction,
+             build: Mapping[Dialect, tuple[int, Message, bytes, AuthKeyPair | None]]) -> None:
+        """Send the step's command on each side; compare with the prediction and each other."""
+        self.trace.append(name)
+        self.totals["steps"] += 1
+        self.sync_modes()
+        seen: dict[Dialect, dict[int, list[Seen]]] = {}
+        for side in self.sides:
+            s, message, entity, key = build[side.dialect]
+            own = side.connections[s].send(message, entity, key)
+            received = {s: own}
+            for index, connection in enumerate(side.connections):
+                if index != s:
+                    received[index] = list(connection.inbox)
+                    connection.inbox.clear()
+            seen[side.dialect] = {i: self.read(side, i, replies)
+                                  for i, replies in received.items()}
+        for side in self.sides:
+            for s in range(SESSIONS):
+                want = [render(x, side.dialect) for x in expected.get(s, [])]
+                got = seen[side.dialect].get(s, [])
+                assert got == want, (f"{name}: {side.dialect.value} session {s} received "
+                                     f"{got}, the spec says {want}")
+        for s in range(SESSIONS):  # the differential property, stated on its own
+            assert [coarse(x) for x in seen[Dialect.SEED].get(s, [])] == \
+                [coarse(x) for x in seen[Dialect.DEPLOYED].get(s, [])], name
+
+    def sync_modes(self) -> None:
+        """How each session reads each queue, as its client knows from what it sent."""
+        modes = {(s, q): mode for s, session in enumerate(self.oracle.sessions)
+                 for q, mode in session.modes.items()}
+        for side in self.sides:
+            side.modes = dict(modes)
+
+    def read(self, side: Side, s: int, replies: list[Reply]) -> list[Seen]:
+        """A session's replies as Seen values; a seed session absorbs key records first."""
+        out: list[Seen] = []
+        pending = list(replies)
+        while pending:
+            reply = pending.pop(0)
+            message, tag = reply.message, reply.tag
+            q = side.queue_of(reply.transmission.entity_id)
+            if isinstance(message, MSG):
+                value = self.open(side, s, q, message)
+                if value is None:  # a seed key record: acknowledge it, as its client would
+                    pending[:0] = self.absorb(side, s, q, message)
+                    continue
+                out.append(value)
+            elif tag in ("END", "DELD", "NMSG"):
+                out.append(Seen(tag, q))
+            elif tag == "ERR":
+                out.append(Seen(f"ERR {error_of(reply)}"))
+            else:
+                out.append(Seen(tag))
+        return out
+
+    def open(self, side: Side, s: int, q: int, message: MSG) -> Seen | None:
+        owned = side.queues[q].owned
+        side.delivered[(s, q)] = message.msg_id
+        if side.dialect is Dialect.DEPLOYED:
+            body = open_deployed_message(owned.rcv_dh_secret, message)
+            return Seen("MSG", q, None if body.quota else body.body, body.notification,
+                        body.quota)
+        record, received, _ = owned.open_message(message)
+        if received.kind in (RecordKind.Initial, RecordKind.Update):
+            return None
+        quota = received.kind is RecordKind.Quota
+        return Seen("MSG", q, received.body, record.flags.notification, quota)
+
+    def absorb(self, side: Side, s: int, q: int, message: MSG) -> list[Reply]:
+        """ACK a key record; in GET mode, GET again: what follows replaces it."""
+        owned = side.queues[q].owned
+        connection = side.connections[s]
+        replies = connection.send(ACK(msg_id=message.msg_id), owned.recipient_id,
+                                  owned.auth_key)
+        assert replies and replies[0].tag in ("OK", "MSG"), replies
+        if replies[0].tag == "OK":
+            replies = replies[1:]
+            if side.modes.get((s, q)) == "GET":
+                replies = connection.send(GET(), owned.recipient_id, owned.auth_key) + replies
+        return replies
+
+    # --- rules ----------------------------------------------------------------------------
+
+    def has_queue(self) -> bool:
+        return bool(self.oracle.queues)
+
+    @precondition(lambda self: len(self.oracle.queues) < MAX_QUEUES)
+    @rule(s=st.integers(0, SESSIONS - 1), contact=st.booleans(), subscribe=st.booleans(),
+          notifier=st.booleans())
+    def create(self, s: int, contact: bool, subscribe: bool, notifier: bool) -> None:
+        auth, dh = AuthKeyPair.ed25519(self.random), DhKeyPair.generate(self.random)
+        ntf = AuthKeyPair.ed25519(self.random) if notifier else None
+        ntf_dh = DhKeyPair.generate(self.random)
+        sub = SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate
+        mode = ConnectionMode.Contact if contact else ConnectionMode.Invitation
+        seed_new = NEW(rcv_auth_key=auth.public, rcv_dh_key=dh.public, basic_auth=None,
+                       sub_mode=sub, queue_request=QueueRequest(conn_mode=mode, queue_link=None),
+                       ntf_request=NtfRequest(notifier_id=self.random(24),
+                                              ntf_auth_key=ntf.public,
+                                              rcv_ntf_dh_key=ntf_dh.public) if ntf else None)
+        deployed_new = DeployedNEW(
+            rcv_auth_key=auth.public, rcv_dh_key=dh.public, basic_auth=None, sub_mode=sub,
+            queue_req_data=QueueReqData_C(link=None) if contact else QueueReqData_M(link=None),
+            ntf_creds=NewNtfCreds(ntf_auth_key=ntf.public, rcv_ntf_dh_key=ntf_dh.public)
+            if ntf else None)
+        for side in self.sides:
+            side.queues.append(SideQueue(OwnedQueue(auth, dh), ntf_key=ntf))
+        expected = self.oracle.new(s, contact=contact, subscribe=subscribe, notifier=notifier)
+        self.sync_modes()
+        q = len(self.oracle.queues) - 1
+        for side, message in zip(self.sides, (seed_new, deployed_new), strict=True):
+            replies = side.connections[s].send(message, b"", auth)
+            ids = replies[0].message
+            assert isinstance(ids, IDS), (side.dialect, replies[0].tag)
+            side.queues[q].owned.created(ids)
+            if ids.server_ntf_creds is not None:
+                side.queues[q].notifier_id = ids.server_ntf_creds.notifier_id
+            got = [Seen("IDS", q), *self.read(side, s, replies[1:])]
+            want = [render(x, side.dialect) for x in expected[s]]
+            assert got == want, (side.dialect, got, want)
+            assert (ids.queue_mode is mode, ids.server_ntf_creds is not None) == (True, notifier)
+            if side.dialect is Dialect.DEPLOYED:  # no ratchet, the secret is deployed's
+                assert side.queues[q].owned.rcv_dh_secret == box_key(
+                    ids.rcv_public_dh_key.raw, dh.secret)
+        self.trace.append(f"create(s={s}, contact={contact}, subscribe={subscribe}, "
+                          f"notifier={notifier})")
+        self.totals["steps"] += 1
+
+    def recipient(self, name: str, q: int, s: int, *, right_key: bool, message: Message,
+                  expected: Prediction) -> None:
+        build = {}
+        for side in self.sides:
+            owned = side.queues[q].owned
+            key = owned.auth_key if right_key else self.keys["other"]
+            build[side.dialect] = (s, message, owned.recipient_id, key)
+        self.step(name, expected, build)
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans(),
+          key=st.sampled_from(["sender", "other"]))
+    def key(self, data: st.DataObject, s: int, right: bool, key: str) -> None:
+        q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
+        self.recipient(f"key(q={q}, s={s}, right={right}, key={key})", q, s, right_key=right,
+                       message=KEY(sender_key=self.keys[key].public),
+                       expected=self.oracle.key(s, q, right, key))
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), key=st.sampled_from(["sender",
+                                                                              "other"]))
+    def skey(self, data: st.DataObject, s: int, key: str) -> None:
+        q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
+        expected = self.oracle.skey(s, q, key)
+        self.step(f"skey(q={q}, s={s}, key={key})", expected, {
+            side.dialect: (s, SKEY(sender_key=self.keys[key].public),
+                           side.queues[q].owned.sender_id, self.keys[key])
+            for side in self.sides})
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1),
+          signer=st.sampled_from([None, "sender", "other"]), notify=st.booleans())
+    def send(self, data: st.DataObject, s: int, signer: str | None, notify: bool) -> None:
+        self.send_one(data.draw(st.integers(0, len(self.oracle.queues) - 1)), s, signer, notify)
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1),
+          signer=st.sampled_from([None, "sender"]), count=st.integers(2, 5))
+    def send_burst(self, data: st.DataObject, s: int, signer: str | None, count: int) -> None:
+        """Several messages to one queue: quotas fill within a short program."""
+        q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
+        for _ in range(count):
+            self.send_one(q, s, signer, notify=False)
+
+    def send_one(self, q: int, s: int, signer: str | None, notify: bool) -> None:
+        self.bodies += 1
+        body = b"message %d" % self.bodies
+        now = self.sides[0].loopback.clock.now()
+        expected = self.oracle.send(s, q, signer, body, notify=notify, now=now)
+        self.step(f"send(q={q}, s={s}, signer={signer}, notify={notify})", expected, {
+            side.dialect: (s, SEND(flags=MsgFlags(notification=notify), body=body),
+                           side.queues[q].owned.sender_id,
+                           self.keys[signer] if signer else None) for side in self.sides})
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
+    def subscribe(self, data: st.DataObject, s: int, right: bool) -> None:
+        q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
+        expected = self.oracle.sub(s, q, right)
+        self.recipient(f"sub(q={q}, s={s}, right={right})", q, s, right_key=right,
+                       message=SUB(), expected=expected)
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
+    def get(self, data: st.DataObject, s: int, right: bool) -> None:
+        q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
+        expected = self.oracle.get(s, q, right)
+        self.recipient(f"get(q={q}, s={s}, right={right})", q, s, right_key=right,
+                       message=GET(), expected=expected)
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans(),
+          which=st.sampled_from(["delivered", "empty", "other"]))
+    def ack(self, data: st.DataObject, s: int, right: bool, which: str) -> None:
+        self.ack_one(s, data.draw(st.integers(0, len(self.oracle.queues) - 1)), right, which)
+
+    def in_flight(self) -> list[tuple[int, int]]:
+        """The (session, queue) pairs with a message in flight, by the oracle's account."""
+        return [(s, q) for s, session in enumerate(self.oracle.sessions)
+                for q in session.delivered]
+
+    @precondition(lambda self: bool(self.in_flight()))
+    @rule(data=st.data(), which=st.sampled_from(["delivered", "empty", "other"]))
+    def ack_in_flight(self, data: st.DataObject, which: str) -> None:
+        """ACK where a message is in flight: the case random (session, queue) pairs hit
+        rarely."""
+        s, q = data.draw(st.sampled_from(self.in_flight()))
+        self.ack_one(s, q, True, which)
+
+    def ack_one(self, s: int, q: int, right: bool, which: str) -> None:
+        expected = self.oracle.ack(s, q, right, which != "other")
+        build = {}
+        for side in self.sides:
+            owned = side.queues[q].owned
+            msg_id = {"delivered": side.delivered.get((s, q), b""), "empty": b"",
+                      "other": b"\x01" * 24}[which]
+            build[side.dialect] = (s, ACK(msg_id=msg_id), owned.recipient_id,
+                                   owned.auth_key if right else self.keys["other"])
+        self.step(f"ack(q={q}, s={s}, right={right}, which={which})", expected, build)
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
+    def suspend(self, data: st.DataObject, s: int, right: bool) -> None:
+        q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
+        self.recipient(f"off(q={q}, s={s}, right={right})", q, s, right_key=right,
+                       message=OFF(), expected=self.oracle.off(s, q, right))
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
+    def delete(self, data: st.DataObject, s: int, right: bool) -> None:
+        q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
+        self.recipient(f"del(q={q}, s={s}, right={right})", q, s, right_key=right,
+                       message=DEL(), expected=self.oracle.delete(s, q, right))
+
+    @precondition(has_queue)
+    @rule(data=st.data(), s=st.integers(0, SESSIONS - 1))
+    def notifier_subscribe(self, data: st.DataObject, s: int) -> None:
+        q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
+        expected = self.oracle.nsub(s, q)
+        build = {}
+        for side in self.sides:
+            queue = side.queues[q]
+            entity = queue.notifier_id or self.random(24)
+            build[side.dialect] = (s, NSUB(), entity, queue.ntf_key or self.keys["other"])
+        self.step(f"nsub(q={q}, s={s})", expected, build)
+
+    @rule(s=st.integers(0, SESSIONS - 1))
+    def ping(self, s: int) -> None:
+        self.step(f"ping(s={s})", {s: [Seen("PONG")]},
+                  {side.dialect: (s, PING(), b"", None) for side in self.sides})
+
+    @rule(s=st.integers(0, SESSIONS - 1))
+    def reconnect(self, s: int) -> None:
+        self.trace.append(f"reconnect(s={s})")
+        self.oracle.close(s)
+        for side in self.sides:
+            side.connections[s].close()
+            side.connections[s] = side.loopback.connect(side.dialect)
+            for key in [k for k in (*side.delivered, *side.modes) if k[0] == s]:
+                side.delivered.pop(key, None)
+                side.modes.pop(key, None)
+
+    @rule(days=st.integers(0, 3))
+    def tick(self, days: int) -> None:
+        self.trace.append(f"tick(days={days})")
+        for side in self.sides:
+            side.loopback.clock.advance(days * DAY)
+            side.loopback.expire()
+        self.oracle.expire(self.sides[0].loopback.clock.now())
+        for side in self.sides:  # expiry sends nothing here (no queue expires by date)
+            assert all(not c.inbox for c in side.connections), side.dialect
+
+
+def run_seed(seed: int, examples: int = 20, steps: int = 40) -> None:
+    """Run the machine under one seed (the tests and ``smpref model fuzz``-style callers)."""
+    with same_draws_everywhere():
+        run_state_machine_as_test(hypothesis_seed(seed)(DialectMachine), settings=settings(
+            max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
+            suppress_health_check=list(HealthCheck)))
+
+
+def timed_run(seed: int, seconds: float) -> int:
+    """Run seeds from ``seed`` until ``seconds`` pass; how many ran."""
+    started, count = time.monotonic(), 0
+    while time.monotonic() - started < seconds:
+        run_seed(seed + count)
+        count += 1
+    return count

@@ -1,0 +1,257 @@
+"""A deployed SMP client at version 18, written from smp-wire.md alone (§3.2-3.10).
+
+It is the deployed double (tests/deployed_double.py) turned around: it shares smpref's
+transport (TLS with ALPN ``smp/1``, the handshake and the encrypted blocks, which the vectors
+check against deployed's bytes), but not its command layer. Every command it sends is written
+byte by byte here from the layouts of smp-wire §3.6-3.7, every answer is parsed here, keys go
+through PyNaCl directly, and message bodies are opened as smp-wire §3.10 says. Nothing of
+spec/commands.smpn, smpref.wire.schema or the model is used, so a test that drives
+``smpref serve`` with it checks the server's deployed profile from an independent reading of
+the protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import struct
+from dataclasses import dataclass, field
+
+from nacl.public import Box, PrivateKey, PublicKey
+from nacl.signing import SigningKey
+
+from smpref.text.addresses import parse_server_address
+from smpref.transport.streams import BlockStream, connect
+from smpref.transport.tls import client_context, session_id
+
+ED25519_SPKI = bytes.fromhex("302a300506032b6570032100")
+X25519_SPKI = bytes.fromhex("302a300506032b656e032100")
+
+
+def ss(data: bytes) -> bytes:
+    assert len(data) <= 255
+    return bytes([len(data)]) + data
+
+
+def large(data: bytes) -> bytes:
+    return struct.pack(">H", len(data)) + data
+
+
+class Parser:
+    """Reads the primitives of smp-wire §1.1 from a response."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def take(self, n: int) -> bytes:
+        if self.pos + n > len(self.data):
+            raise ValueError(f"short read at {self.pos}")
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def ss(self) -> bytes:
+        return self.take(self.take(1)[0])
+
+    def large(self) -> bytes:
+        return self.take(struct.unpack(">H", self.take(2))[0])
+
+    def maybe(self) -> bool:
+        tag = self.take(1)
+        if tag not in (b"0", b"1"):
+            raise ValueError(f"bad Maybe tag {tag!r}")
+        return tag == b"1"
+
+    def rest(self) -> bytes:
+        out = self.data[self.pos:]
+        self.pos = len(self.data)
+        return out
+
+    def done(self) -> None:
+        if self.pos != len(self.data):
+            raise ValueError(f"{len(self.data) - self.pos} trailing bytes")
+
+
+@dataclass
+class Keys:
+    """An Ed25519 authorization key and an X25519 DH key, with their X.509 forms."""
+
+    sign: SigningKey = field(default_factory=SigningKey.generate)
+    dh: PrivateKey = field(default_factory=PrivateKey.generate)
+
+    @property
+    def auth_spki(self) -> bytes:
+        return ED25519_SPKI + bytes(self.sign.verify_key)
+
+    @property
+    def dh_spki(self) -> bytes:
+        return X25519_SPKI + bytes(self.dh.public_key)
+
+
+@dataclass
+class Reply:
+    corr_id: bytes
+    entity_id: bytes
+    command: bytes
+
+    @property
+    def tag(self) -> str:
+        return self.command.split(b" ", 1)[0].decode()
+
+    @property
+    def body(self) -> bytes:
+        return self.command.split(b" ", 1)[1] if b" " in self.command else b""
+
+
+@dataclass
+class Ids:
+    recipient_id: bytes
+    sender_id: bytes
+    server_dh: bytes
+    mode: bytes | None
+    link_id: bytes | None
+    notifier_id: bytes | None
+    server_ntf_dh: bytes | None
+
+
+def parse_ids(body: bytes) -> Ids:
+    """IDS (v17+): smp-wire §3.7."""
+    p = Parser(body)
+    rid, sid, dh = p.ss(), p.ss(), p.ss()
+    mode = p.take(1) if p.maybe() else None
+    link = p.ss() if p.maybe() else None
+    if p.maybe():
+        p.ss()  # a service ID
+    nid = ntf_dh = None
+    if p.maybe():
+        nid, ntf_dh = p.ss(), p.ss()
+    p.done()
+    assert dh.startswith(X25519_SPKI)
+    return Ids(rid, sid, dh[len(X25519_SPKI):], mode, link, nid,
+               ntf_dh[len(X25519_SPKI):] if ntf_dh else None)
+
+
+@dataclass
+class Received:
+    """An opened MSG body (smp-wire §3.10)."""
+
+    msg_id: bytes
+    timestamp: int
+    notification: bool
+    body: bytes
+    quota: bool
+
+
+def open_msg(reply: Reply, rcv_dh: PrivateKey, server_dh: bytes) -> Received:
+    """MSG: ss(msgId) || crypto_box(rcvDhSecret, nonce = msgId, pad(body, 16106))."""
+    p = Parser(reply.body)
+    msg_id, sealed = p.ss(), p.rest()
+    padded = Box(rcv_dh, PublicKey(server_dh)).decrypt(sealed, msg_id)
+    assert len(padded) == 16106
+    length = struct.unpack(">H", padded[:2])[0]
+    plain = padded[2:2 + length]
+    if plain.startswith(b"QUOTA "):
+        (ts,) = struct.unpack(">q", plain[6:14])
+        assert len(plain) == 14
+        return Received(msg_id, ts, False, b"", True)
+    (ts,) = struct.unpack(">q", plain[:8])
+    flags, _, body = plain[8:].partition(b" ")
+    assert flags[:1] in (b"T", b"F")
+    return Received(msg_id, ts, flags[:1] == b"T", body, False)
+
+
+class DeployedClient:
+    """One connection at version 18 over ALPN ``smp/1``."""
+
+    def __init__(self, stream: BlockStream, session: bytes, version: int) -> None:
+        self.stream = stream
+        self.session = session
+        self.version = version
+        self.events: asyncio.Queue[Reply] = asyncio.Queue()
+        self.replies: dict[bytes, asyncio.Future[Reply]] = {}
+        self.reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def connect(cls, address: str, alpn: tuple[str, ...] = ("smp/1",)) -> DeployedClient:
+        server = parse_server_address(address)
+        reader, writer = await asyncio.open_connection(
+            server.hosts[0], server.effective_port, ssl=client_context(list(alpn)),
+            server_hostname=None)
+        stream = BlockStream(reader, writer)
+        ssl_object = writer.get_extra_info("ssl_object")
+        session = session_id(ssl_object)
+        connected = await connect(stream, server.key_hash, session,
+                                  ssl_object.getpeercert(binary_form=True), os.urandom,
+                                  alpn=ssl_object.selected_alpn_protocol())
+        return cls(stream, session, connected.negotiated.version)
+
+    async def close(self) -> None:
+        self.reader.cancel()
+        await self.stream.close()
+
+    async def _read(self) -> None:
+        while True:
+            block = await self.stream.read_block()
+            content = self.stream.framing.open(block)
+            p = Parser(content)
+            for _ in range(p.take(1)[0]):
+                t = Parser(p.large())
+                assert t.ss() == b""  # server transmissions are not authorized
+                reply = Reply(t.ss(), t.ss(), t.rest())
+                future = self.replies.pop(reply.corr_id, None)
+                if future is not None and reply.corr_id:
+                    future.set_result(reply)
+                else:
+                    self.events.put_nowait(reply)
+
+    def transmission(self, command: bytes, entity: bytes = b"",
+                     key: SigningKey | None = None, corr_id: bytes | None = None,
+                     signature: bytes | None = None) -> tuple[bytes, bytes]:
+        """(corrId, transmission): ``ss(auth) ['0'] ss(corrId) ss(entityId) command``; the
+        authorized bytes are prefixed with ss(sessionId) (smp-wire §3.2-3.3)."""
+        corr = os.urandom(24) if corr_id is None else corr_id
+        signed = ss(corr) + ss(entity) + command
+        if signature is None:
+            signature = key.sign(ss(self.session) + signed).signature if key else b""
+        return corr, ss(signature) + (b"0" if signature else b"") + signed
+
+    async def send_raw(self, transmissions: list[bytes]) -> None:
+        await self.stream.send(transmissions)
+
+    async def request(self, command: bytes, entity: bytes = b"",
+                      key: SigningKey | None = None, corr_id: bytes | None = None,
+                      signature: bytes | None = None) -> Reply:
+        corr, data = self.transmission(command, entity, key, corr_id, signature)
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self.replies[corr] = future
+        await self.send_raw([data])
+        return await asyncio.wait_for(future, 10)
+
+    async def event(self, timeout: float = 5) -> Reply:
+        return await asyncio.wait_for(self.events.get(), timeout)
+
+
+def new_command(owner: Keys, *, subscribe: bool = True, mode: bytes | None = b"M",
+                link: bytes = b"", ntf: Keys | None = None, password: bytes | None = None
+                ) -> bytes:
+    """NEW (v17+): keys, Maybe(basicAuth), subMode, Maybe(queueReqData), Maybe(ntfCreds).
+    ``link`` is the bytes inside queueReqData's inner Maybe (empty: '0')."""
+    out = b"NEW " + ss(owner.auth_spki) + ss(owner.dh_spki)
+    out += b"1" + ss(password) if password is not None else b"0"
+    out += b"S" if subscribe else b"C"
+    out += b"0" if mode is None else b"1" + mode + (b"1" + link if link else b"0")
+    out += b"1" + ss(ntf.auth_spki) + ss(ntf.dh_spki) if ntf else b"0"
+    return out
+
+
+def key_command(tag: bytes, key: Keys) -> bytes:
+    """KEY, SKEY, LKEY: ``' ' ss(x509 key)``."""
+    return tag + b" " + ss(key.auth_spki)
+
+
+def send_command(body: bytes, notify: bool = False) -> bytes:
+    return b"SEND " + (b"T" if notify else b"F") + b" " + body
+
+
+def ack_command(msg_id: bytes) -> bytes:
+    return b"ACK " + ss(msg_id)
