@@ -87,7 +87,8 @@ def _expire_messages(server: ServerState, queue: QueueRecord, cutoff: int) -> No
             break
         if record.msg_id in in_flight:
             break
-        server.observe("expire.message", ("RET-5", "QENC-9"))
+        server.observe("expire.message", ("RET-5", "DEP-8") if queue.dialect is
+                       Dialect.DEPLOYED else ("RET-5", "QENC-9"))
         server.store.remove(queue.recipient_id, record.msg_id)
     server.reopen_if_empty(queue)
 

@@ -12,12 +12,14 @@ blob-pressure sweep (:mod:`smpref.model.retention`); :meth:`Server.expire` a who
 
 Processing one transmission (TRANS-7, AUTH-2) is one generic step for every command:
 
-1. decode the transmission (``ERR BLOCK``) and the command (``ERR CMD UNKNOWN`` / ``SYNTAX``);
+1. decode the transmission (``ERR BLOCK``) and the command, in the definitions of the protocol
+   the session speaks (``ERR CMD UNKNOWN`` / ``SYNTAX``; TRANS-11, DEP-2);
 2. the command's credential rule from the notation (``ERR CMD NO_AUTH`` / ``HAS_AUTH`` /
    ``NO_ENTITY``);
-3. look up the queue its entity ID names, by the command's declared ``entity``, and verify the
-   authorization with the key its declared ``signer`` names: a key of that queue or one the
-   command carries, and a dummy key when there is none, at the same cost (AUTH-3);
+3. look up the queue its entity ID names, by the command's declared ``entity`` (a queue another
+   protocol created is not found, DEP-1), and verify the authorization with the key its
+   declared ``signer`` names: a key of that queue or one the command carries, and a dummy key
+   when there is none, at the same cost (AUTH-3);
 4. the rule table (:mod:`smpref.model.rules`) decides: an ``ERR``, or the command's effect
    (:mod:`smpref.model.effects`).
 
@@ -35,7 +37,10 @@ from __future__ import annotations
 from smpref.crypto.auth import verify
 from smpref.crypto.primitives import sha256
 from smpref.errors import StoreError, WireError
-from smpref.model import deployed_effects, retention
+from smpref.model import (
+    deployed_effects,  # noqa: F401 - registers deployed SMP's effects
+    retention,
+)
 from smpref.model.effects import EFFECTS
 from smpref.model.records import QueueRecord
 from smpref.model.rules import decide_step
@@ -52,8 +57,6 @@ from smpref.wire.structs import Command
 from smpref.wire.transmission import Transmission, check_credentials
 
 __all__ = ["Observer", "Outgoing", "Server", "Session"]
-
-assert deployed_effects  # imported for its effects, which register themselves
 
 
 #: the store role an entity kind of the notation looks the queue up by

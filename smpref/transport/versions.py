@@ -38,8 +38,6 @@ SMPREF_VERSION: Final = 1000
 #: the deployed versions smpref serves and its client speaks byte for byte: 17 introduced
 #: NEW's notifier credentials, 18 changes nothing smpref serves (client notices of BLOCKED)
 DEPLOYED_VERSIONS: Final = (17, 18)
-#: the same tuple, under the name older code uses for the client's deployed versions
-CORE_VERSIONS: Final = DEPLOYED_VERSIONS
 #: from this version blocks are encrypted when the client sends a key (smp-wire §2.4)
 BLOCK_ENCRYPTION_VERSION: Final = 11
 
