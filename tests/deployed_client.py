@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
 import struct
 from dataclasses import dataclass, field
 
@@ -185,6 +186,25 @@ class DeployedClient:
                                   alpn=ssl_object.selected_alpn_protocol())
         return cls(stream, session, connected.negotiated.version)
 
+    @classmethod
+    async def connect_v6(cls, address: str) -> DeployedClient:
+        """Without ALPN, as clients from before ALPN: the server offers version 6 alone, whose
+        hello has no chain and no session key, and whose blocks are not encrypted (§2.2-2.5)."""
+        server = parse_server_address(address)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        reader, writer = await asyncio.open_connection(
+            server.hosts[0], server.effective_port, ssl=context, server_hostname=None)
+        assert writer.get_extra_info("ssl_object").selected_alpn_protocol() is None
+        stream = BlockStream(reader, writer)
+        session = session_id(writer.get_extra_info("ssl_object"))
+        p = Parser(await stream.read_handshake())
+        low, high = struct.unpack(">HH", p.take(4))
+        assert (low, high) == (6, 6) and p.ss() == session
+        p.done()  # below version 7: no certificate chain, no signed session key
+        await stream.write_handshake(struct.pack(">H", 6) + ss(server.key_hash))
+        return cls(stream, session, 6)
+
     async def close(self) -> None:
         self.reader.cancel()
         await self.stream.close()
@@ -197,6 +217,8 @@ class DeployedClient:
             for _ in range(p.take(1)[0]):
                 t = Parser(p.large())
                 assert t.ss() == b""  # server transmissions are not authorized
+                if self.version < 7:  # the session ID is sent below version 7 (§3.2)
+                    assert t.ss() == self.session
                 reply = Reply(t.ss(), t.ss(), t.rest())
                 future = self.replies.pop(reply.corr_id, None)
                 if future is not None and reply.corr_id:
@@ -213,6 +235,8 @@ class DeployedClient:
         signed = ss(corr) + ss(entity) + command
         if signature is None:
             signature = key.sign(ss(self.session) + signed).signature if key else b""
+        if self.version < 7:  # the session ID is sent, and there is no service signature
+            return corr, ss(signature) + ss(self.session) + signed
         return corr, ss(signature) + (b"0" if signature else b"") + signed
 
     async def send_raw(self, transmissions: list[bytes]) -> None:

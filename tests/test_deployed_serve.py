@@ -385,6 +385,56 @@ def test_a_queue_is_served_only_in_the_protocol_that_created_it(tmp_path: Path) 
     run_embedded(tmp_path, scenario)
 
 
+def new_v6(owner: Keys, *, subscribe: bool = True, password: bytes | None = None) -> bytes:
+    """NEW below version 9: keys, an optional ``'A' ss(password)``, the subscription mode."""
+    out = b"NEW " + ss(owner.auth_spki) + ss(owner.dh_spki)
+    if password is not None:
+        out += b"A" + ss(password)
+    return out + (b"S" if subscribe else b"C")
+
+
+@req("DEP-11", "DIV-37", "TRANS-11")
+def test_a_client_without_alpn_is_served_version_6(tmp_path: Path) -> None:
+    """The session ID in every transmission, unencrypted blocks, NEW and IDS in their v6
+    layouts, OK for SUB, END for a deletion, and v6's larger message limit."""
+    async def scenario(address: str) -> None:
+        alice, bob, carol = [await DeployedClient.connect_v6(address) for _ in range(3)]
+        assert not alice.stream.framing.encrypted
+        owner, sender = Keys(), Keys()
+        reply = await alice.request(new_v6(owner), key=owner.sign)
+        assert reply.tag == "IDS", reply.command
+        p = Parser(reply.body)
+        rid, sid, dh = p.ss(), p.ss(), p.ss()
+        p.done()  # the two IDs and the server's DH key, nothing more below version 9
+        server_dh = dh[len(bytes.fromhex("302a300506032b656e032100")):]
+        assert (await bob.request(send_command(b"v6"), sid)).command == b"OK"
+        got = open_msg(await alice.event(), owner.dh, server_dh)
+        assert (got.body, got.notification) == (b"v6", False)
+        assert (await alice.request(ack_command(got.msg_id), rid, owner.sign)).command == b"OK"
+        assert (await carol.request(b"SUB", rid, owner.sign)).command == b"OK"  # not SOK
+        assert (await alice.event()).command == b"END"
+        assert (await alice.request(key_command(b"KEY", sender), rid, owner.sign)).command \
+            == b"OK"
+        largest = b"x" * 16088  # deployed's maxMessageLength below version 8
+        assert (await bob.request(send_command(largest), sid, sender.sign)).command == b"OK"
+        assert open_msg(await carol.event(), owner.dh, server_dh).body == largest
+        assert (await bob.request(send_command(largest + b"x"), sid, sender.sign)).command \
+            == b"ERR LARGE_MSG"
+        # another session's ID is ERR SESSION, answered with the transmission's corrId
+        corr = os.urandom(24)
+        future = asyncio.get_running_loop().create_future()
+        alice.replies[corr] = future
+        await alice.send_raw([ss(b"") + ss(os.urandom(32)) + ss(corr) + ss(b"") + b"PING"])
+        assert (await asyncio.wait_for(future, 5)).command == b"ERR SESSION"
+        # DEL: the other subscriber is told END below version 10
+        assert (await alice.request(b"DEL", rid, owner.sign)).command == b"OK"
+        deleted = await carol.event()
+        assert (deleted.command, deleted.entity_id) == (b"END", rid)
+        for client in (alice, bob, carol):
+            await client.close()
+    run_embedded(tmp_path, scenario)
+
+
 def test_the_client_checks_its_own_parsers() -> None:
     """The test client's parsers fail on what they must refuse (a check that can fail)."""
     with pytest.raises(ValueError, match="trailing"):

@@ -89,6 +89,7 @@ def test_version_choice_reads_the_range_in_the_namespace_of_the_selected_alpn() 
             versions.client_choice(low, high, alpn, forced)
     # a server advertises versions deployed SMP defined under smp/1, the seed's elsewhere
     assert versions.advertised(Dialect.DEPLOYED) == (17, 18)
+    assert versions.advertised(Dialect.DEPLOYED, None) == (6, 6)
     assert versions.advertised(Dialect.SEED) == (1000, 1000)
     assert versions.dialect_of_alpn(seed) is Dialect.SEED
     assert versions.dialect_of_alpn(smp) is versions.dialect_of_alpn(None) is Dialect.DEPLOYED
@@ -96,12 +97,12 @@ def test_version_choice_reads_the_range_in_the_namespace_of_the_selected_alpn() 
     assert versions.client_alpn(Dialect.DEPLOYED) == [smp]
 
 
-@req("TRANS-11", "TRANS-14", "DIV-37")
+@req("TRANS-11", "TRANS-14", "DIV-37", "DEP-11")
 @pytest.mark.parametrize(("alpn", "expected"), [
     ([versions.SEED_ALPN, versions.SMP_ALPN], (1000, 1000)),
     ([versions.SMP_ALPN, versions.SEED_ALPN], (1000, 1000)),  # the server's order decides
     ([versions.SMP_ALPN], (17, 18)),
-    ([], (17, 18)),  # no ALPN: deployed SMP, 17-18 (deployed's 6-6 is not served, DEP-10)
+    ([], (6, 6)),  # no ALPN: deployed SMP at version 6 alone, as deployed (DEP-11)
 ])
 def test_the_alpn_chooses_the_advertised_range(tmp_path: Path, alpn: list[str],
                                                expected: tuple[int, int]) -> None:

@@ -49,6 +49,7 @@ from smpref.model.step import (
     new_request,
     queue_mode,
 )
+from smpref.wire.legacy import message_limit
 from smpref.wire.messages import (
     ACK,
     KEY,
@@ -479,7 +480,7 @@ def _other_message(step: Step[Command]) -> bool:
 def _body_too_large(step: Step[Command]) -> bool:
     cmd = step.command
     assert isinstance(cmd, SEND)
-    return len(cmd.body) > step.config.max_message_length
+    return len(cmd.body) > message_limit(step.config.max_message_length, step.session.version)
 
 
 def _quota_held(step: Step[Command]) -> bool:

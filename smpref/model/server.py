@@ -49,6 +49,7 @@ from smpref.model.sessions import Outgoing, Session
 from smpref.model.states import Credential
 from smpref.model.step import LINK_ID_SIZE, Step
 from smpref.notation.definitions import MessageDef
+from smpref.wire import legacy
 from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
 from smpref.wire.messages import ERR
@@ -72,14 +73,24 @@ class Server(ServerState):
     def receive(self, session_id: bytes, data: bytes) -> list[Outgoing]:
         """Process one transmission received on a session (see the module docstring)."""
         session = self.sessions[session_id]
+        legacy_layout = session.version is not None and \
+            session.version < legacy.IMPLIED_SESSION_VERSION
         try:
-            tx = Transmission.decode(data)
+            if legacy_layout:  # version 6 carries the session ID (DEP-11)
+                tx, same_session = legacy.decode_transmission(data, session_id)
+                if not same_session:
+                    return [self._error(session_id, tx.corr_id, b"", "SESSION")]
+            else:
+                tx = Transmission.decode(data)
         except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)
             return [self._error(session_id, b"", b"", "BLOCK")]
         if tx.service_signature is not None:  # AUTH-4
             return [self._error(session_id, tx.corr_id, tx.entity_id, "SERVICE")]
         try:
-            message = decode_message(tx.command, kind="command", dialect=session.dialect)
+            if session.dialect is Dialect.DEPLOYED:
+                message = legacy.decode_command(tx.command, session.version)
+            else:
+                message = decode_message(tx.command, kind="command", dialect=session.dialect)
             check_credentials(message.DEF, tx, message)
         except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX, or the credential rule's error
             return [Outgoing(session_id, tx.corr_id, tx.entity_id,

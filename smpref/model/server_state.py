@@ -76,10 +76,11 @@ class ServerState:
     # --- sessions --------------------------------------------------------------------------
 
     def open_session(self, session_id: bytes, secret: bytes,
-                     dialect: Dialect = Dialect.SEED) -> Session:
-        """Register a connection: its session ID, its X25519 secret from the handshake and the
-        protocol it speaks (TRANS-11)."""
-        session = Session(session_id, secret, dialect)
+                     dialect: Dialect = Dialect.SEED, version: int | None = None) -> Session:
+        """Register a connection: its session ID, its X25519 secret from the handshake, the
+        protocol it speaks (TRANS-11) and, for a deployed client below version 16, the version
+        whose layouts it reads (DEP-11)."""
+        session = Session(session_id, secret, dialect, version)
         self.sessions[session_id] = session
         return session
 

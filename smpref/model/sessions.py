@@ -38,6 +38,9 @@ class Session:
     session_id: bytes
     secret: bytes
     dialect: Dialect = Dialect.SEED
+    #: the negotiated version when its layouts are older than the notation's (a deployed
+    #: client at version 6, DEP-11); None for the current layouts
+    version: int | None = None
     modes: dict[bytes, SessionMode] = field(default_factory=dict)
     delivered: dict[bytes, bytes] = field(default_factory=dict)
     notifications: set[bytes] = field(default_factory=set)

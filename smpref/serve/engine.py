@@ -72,6 +72,7 @@ class OpenSession:
     session_id: bytes
     secret: bytes
     dialect: Dialect = Dialect.SEED
+    version: int | None = None
 
 
 @dataclass
@@ -165,7 +166,7 @@ class Engine:
             if isinstance(job, Receive):
                 self._receive(job, touched)
             elif isinstance(job, OpenSession):
-                self.model.open_session(job.session_id, job.secret, job.dialect)
+                self.model.open_session(job.session_id, job.secret, job.dialect, job.version)
             elif isinstance(job, CloseSession):
                 self.model.close_session(job.session_id)
             else:

@@ -66,8 +66,10 @@ from smpref.transport.versions import (
     advertised,
     dialect_of_alpn,
 )
+from smpref.wire import legacy
 from smpref.wire.blocks import decode_batch
 from smpref.wire.dialects import Dialect
+from smpref.wire.transmission import Transmission
 
 
 @dataclass(frozen=True)
@@ -120,14 +122,17 @@ class Connection:
     """One SMP connection: its stream, its outbox, its writer task, and how many of its
     transmissions the engine holds."""
 
-    def __init__(self, server: SmpServer, number: int, stream: BlockStream,
-                 session: bytes, dialect: Dialect = Dialect.SEED) -> None:
+    def __init__(self, server: SmpServer, number: int, stream: BlockStream,  # noqa: PLR0917
+                 session: bytes, dialect: Dialect = Dialect.SEED,
+                 version: int | None = None) -> None:
         self.server = server
         self.number = number
         self.stream = stream
         self.session_id = session
         #: the protocol its ALPN chose (TRANS-11)
         self.dialect = dialect
+        #: the negotiated version when it reads older layouts (version 6, DEP-11), else None
+        self.version = version
         self.outbox: list[bytes] = []
         self.in_engine = 0
         self.wakeup = asyncio.Event()
@@ -330,12 +335,13 @@ class SmpServer:
             await serve_page(self.address, number, reader, writer)
             return
         # the ALPN TLS selected decides the protocol, before any SMP byte (TRANS-11)
-        dialect = dialect_of_alpn(ssl_object.selected_alpn_protocol())
+        alpn = ssl_object.selected_alpn_protocol()
+        dialect = dialect_of_alpn(alpn)
         try:
             session = session_id(ssl_object)
             async with asyncio.timeout(self.config.handshake_timeout):
                 accepted = await accept(stream, self.credentials, session, os.urandom,
-                                        advertised(dialect))
+                                        advertised(dialect, alpn))
         except (TimeoutError, HandshakeFailedError, ConnectionClosedError, BlockError, ssl.SSLError,
                 OSError) as exc:
             events.event("handshake_failed", logging.INFO, conn=number,
@@ -343,10 +349,12 @@ class SmpServer:
             await stream.close()
             return
         assert self.engine is not None
-        connection = Connection(self, number, stream, session, dialect)
+        # layouts older than the notation's are the wire's concern at version 6 only (DEP-11)
+        old = accepted.version if accepted.version < DEPLOYED_VERSIONS[0] else None
+        connection = Connection(self, number, stream, session, dialect, old)
         connection.reader_task = asyncio.current_task()
         self.connections[session] = connection
-        self.engine.submit(OpenSession(session, accepted.session_secret, dialect))
+        self.engine.submit(OpenSession(session, accepted.session_secret, dialect, old))
         connection.writer_task = asyncio.create_task(connection.write_loop())
         events.event("connected", conn=number, protocol=dialect.value, version=accepted.version,
                      encrypted=stream.framing.encrypted)
@@ -400,7 +408,8 @@ class SmpServer:
                 continue
             if self.trace.active:
                 for data in transmissions:
-                    self.trace.record("in", connection.number, data, connection.dialect)
+                    self.trace.record("in", connection.number, data, connection.dialect,
+                                      connection.version)
             if transmissions:
                 connection.in_engine += len(transmissions)
                 self.engine.submit(Receive(connection, connection.session_id, transmissions))
@@ -438,14 +447,18 @@ class SmpServer:
         connection whose outbox is full close that connection instead (TRANS-16)."""
         by_session: dict[bytes, list[bytes]] = {}
         for out in outgoing:
-            by_session.setdefault(out.session_id, []).append(out.encode())
+            target = origin if origin is not None and out.session_id == origin.session_id \
+                else self.connections.get(out.session_id)
+            by_session.setdefault(out.session_id, []).append(
+                _encode(out, target.version if target is not None else None))
         if self.trace.active:
             for session, transmissions in by_session.items():
                 target = origin if origin is not None and session == origin.session_id \
                     else self.connections.get(session)
                 for data in transmissions:
                     self.trace.record("out", target.number if target else 0, data,
-                                      target.dialect if target else Dialect.SEED)
+                                      target.dialect if target else Dialect.SEED,
+                                      target.version if target else None)
         for session, transmissions in by_session.items():
             # the origin by reference: it may be closing, but its answers are still flushed
             connection = origin if origin is not None and session == origin.session_id else \
@@ -508,3 +521,14 @@ class SmpServer:
     async def sweep_cycle(self) -> None:
         """Run a whole sweep cycle now (the embedded server's retention cases use this)."""
         await self._sweep(None)
+
+
+def _encode(out: Outgoing, version: int | None) -> bytes:
+    """A transmission's bytes for its connection: the current layout, or version 6's, which
+    carries the session ID and older response layouts (DEP-11)."""
+    if version is None:
+        return out.encode()
+    command = legacy.response_bytes(out.message, version)
+    if version < legacy.IMPLIED_SESSION_VERSION:
+        return legacy.encode_transmission(out.session_id, out.corr_id, out.entity_id, command)
+    return Transmission(b"", out.corr_id, out.entity_id, command).encode()

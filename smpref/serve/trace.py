@@ -40,14 +40,16 @@ class TransmissionTrace:
         return self.file is not None or events.LOGGER.isEnabledFor(logging.DEBUG)
 
     def record(self, direction: str, conn: int, data: bytes,
-               dialect: Dialect = Dialect.SEED) -> None:
+               dialect: Dialect = Dialect.SEED, version: int | None = None) -> None:
         """Trace one transmission (``direction`` is ``in`` or ``out``), decoded in the
-        protocol its connection speaks."""
+        protocol its connection speaks; at version 6, in that version's layouts."""
         if not self.active:
             return
         entry: dict[str, Any] = {"conn": conn, "dir": direction, "protocol": dialect.value}
+        if version is not None:
+            entry["version"] = version
         try:
-            decoded = transmission_to_json(data, dialect=dialect)
+            decoded = transmission_to_json(data, dialect=dialect, version=version)
         except WireError as exc:
             entry.update(error=str(exc), hex=data.hex())
         else:

@@ -38,14 +38,19 @@ SMPREF_VERSION: Final = 1000
 #: the deployed versions smpref serves and its client speaks byte for byte: 17 introduced
 #: NEW's notifier credentials, 18 changes nothing smpref serves (client notices of BLOCKED)
 DEPLOYED_VERSIONS: Final = (17, 18)
+#: the one version a deployed client without ALPN is offered (smp-wire §2.2)
+LEGACY_VERSION: Final = 6
 #: from this version blocks are encrypted when the client sends a key (smp-wire §2.4)
 BLOCK_ENCRYPTION_VERSION: Final = 11
 
 
-def advertised(dialect: Dialect) -> tuple[int, int]:
-    """The version range a server advertises in a dialect."""
+def advertised(dialect: Dialect, alpn: str | None = SMP_ALPN) -> tuple[int, int]:
+    """The version range a server advertises in a dialect; deployed SMP without ALPN gets
+    version 6 alone, as deployed servers give it (smp-wire §2.2, DEP-11)."""
     if dialect is Dialect.SEED:
         return SMPREF_VERSION, SMPREF_VERSION
+    if alpn is None:
+        return LEGACY_VERSION, LEGACY_VERSION
     return DEPLOYED_VERSIONS[0], DEPLOYED_VERSIONS[-1]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from smpref.errors import BadValueError, WireError
+from smpref.wire import legacy
 from smpref.wire.blocks import decode_batch, decode_block, encode_batch, encode_block
 from smpref.wire.dialects import Dialect
 from smpref.wire.schema import decode_message, message_from_json, message_to_json
@@ -20,18 +21,22 @@ _TX_KEYS = {"authorization", "serviceSignature", "corrId", "entityId", "message"
 
 
 def transmission_to_json(data: bytes, *, base_offset: int = 0,
-                         dialect: Dialect = Dialect.SEED) -> Json:
-    """Decode one transmission in a protocol's definitions (TRANS-11); errors carry offsets
-    relative to ``base_offset``."""
+                         dialect: Dialect = Dialect.SEED, version: int | None = None) -> Json:
+    """Decode one transmission in a protocol's definitions (TRANS-11), at ``version``'s
+    layouts when they are older than the notation's (DEP-11); errors carry offsets relative to
+    ``base_offset``."""
     try:
-        tx = Transmission.decode(data)
+        if version is not None and version < legacy.IMPLIED_SESSION_VERSION:
+            tx, _ = legacy.decode_transmission(data, b"")
+        else:
+            tx = Transmission.decode(data)
     except WireError as exc:
         if exc.offset is not None:
             exc.offset += base_offset
         raise exc.within("transmission") from None
     command_at = base_offset + len(data) - len(tx.command)
     try:
-        message = decode_message(tx.command, dialect=dialect)
+        message = legacy.decode_any(tx.command, dialect, version)
     except WireError as exc:
         exc.offset = command_at + (exc.offset or 0)
         raise exc.within("transmission.command") from None
