@@ -127,6 +127,18 @@ def test_model_fuzz_reports_a_seeded_run() -> None:
     assert summary["seeds"] == 2 and summary["steps"] > 0 and summary["failedSeed"] is None
 
 
+@req("DEP-4", "TRANS-11")
+def test_model_fuzz_runs_the_dialect_machine_by_seed() -> None:
+    args = ("model", "fuzz", "--machine", "dialects", "--seed", "3", "--seeds", "2",
+            "--examples", "5", "--steps", "20", "--json")
+    first, second = run(*args), run(*args)
+    assert first.returncode == 0, first.stderr
+    summary = json.loads(first.stdout)
+    assert summary["machine"] == "dialects" and summary["seeds"] == 2
+    assert summary["steps"] > 0 and summary["failedSeed"] is None
+    assert json.loads(second.stdout)["steps"] == summary["steps"]  # a seed is a program
+
+
 #: the commands that ended in a traceback or a wrong exit status before issue 13, each with
 #: words its one line must hold
 REGRESSIONS = [

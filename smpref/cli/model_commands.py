@@ -32,9 +32,15 @@ def model() -> None:
               default="memory", show_default=True,
               help="memory: the model over the in-memory store. journal: over the journal "
                    "store, checked step by step against the memory store, with reopening.")
+@click.option("--machine", "machine_kind", type=click.Choice(["queue", "dialects"]),
+              default="queue", show_default=True,
+              help="queue: the model's state machine. dialects: one program on a seed-design "
+                   "and a deployed server, against one oracle and each other (--store is "
+                   "ignored).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0917
-               examples: int, steps: int, store_kind: str, as_json: bool) -> None:
+               examples: int, steps: int, store_kind: str, machine_kind: str,
+               as_json: bool) -> None:
     """Run the state machine by seed; exit 1 on the first failing seed, with its program and
     the command that replays it.
 
@@ -42,12 +48,18 @@ def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0
     plain line is printed every few seconds (on standard error).
     """
     from smpref.cli.fuzz_progress import FuzzProgress
-    from smpref.testing.queue_machine import QueueMachine, run_seed
+    from smpref.testing import dialect_machine
+    from smpref.testing.queue_machine import QueueMachine, RunResult, run_seed
 
     machine: type[QueueMachine] = QueueMachine
     if store_kind == "journal":
         from smpref.testing.differential import DifferentialMachine
         machine = DifferentialMachine
+
+    def one(seed: int) -> RunResult:
+        if machine_kind == "dialects":
+            return dialect_machine.run_seed(seed, examples=examples, steps=steps)
+        return run_seed(seed, examples=examples, steps=steps, machine_class=machine)
 
     started = time.perf_counter()
     done, total_steps, failure = 0, 0, None
@@ -55,7 +67,7 @@ def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0
     with FuzzProgress(seeds=seeds, seconds=None if seeds is not None else seconds) as progress:
         while (seeds is None or done < seeds) and (
                 done == 0 or seeds is not None or time.perf_counter() - started < seconds):
-            result = run_seed(seed, examples=examples, steps=steps, machine_class=machine)
+            result = one(seed)
             done, total_steps, seed = done + 1, total_steps + result.steps, seed + 1
             progress.update(done, total_steps)
             if not result.ok:
@@ -64,8 +76,9 @@ def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0
     replay = None
     if failure is not None:
         replay = (f"smpref model fuzz --seed {failure.seed} --seeds 1 --examples {examples} "
-                  f"--steps {steps} --store {store_kind}")
-    summary = {"store": store_kind, "firstSeed": first_seed, "seeds": done,
+                  f"--steps {steps} --store {store_kind} --machine {machine_kind}")
+    summary = {"store": store_kind, "machine": machine_kind, "firstSeed": first_seed,
+               "seeds": done,
                "steps": total_steps, "seconds": round(time.perf_counter() - started, 1),
                "failedSeed": failure.seed if failure else None,
                "failure": failure.failure if failure else None, "replay": replay}

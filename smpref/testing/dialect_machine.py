@@ -20,6 +20,7 @@ the same in both protocols wherever the spec says they do.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -44,7 +45,7 @@ from smpref.model.config import DAY, ServerConfig
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.dialect_oracle import CoreOracle, Prediction, Seen, coarse, render
 from smpref.testing.loopback import Loopback, LoopbackConnection
-from smpref.testing.queue_machine import error_of
+from smpref.testing.queue_machine import RunResult, error_of
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import (
     ACK,
@@ -422,18 +423,28 @@ class DialectMachine(RuleBasedStateMachine):
             assert all(not c.inbox for c in side.connections), side.dialect
 
 
-def run_seed(seed: int, examples: int = 20, steps: int = 40) -> None:
-    """Run the machine under one seed (the tests and ``smpref model fuzz``-style callers)."""
-    with same_draws_everywhere():
-        run_state_machine_as_test(hypothesis_seed(seed)(DialectMachine), settings=settings(
-            max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
-            suppress_health_check=list(HealthCheck)))
+def run_seed(seed: int, examples: int = 20, steps: int = 40) -> RunResult:
+    """Run the machine under one Hypothesis seed, as ``smpref model fuzz --machine dialects``
+    does; the same seed gives the same programs in any process."""
+    traces: list[str] = []
 
+    class Seeded(DialectMachine):
+        totals: ClassVar[Counter[str]] = Counter()
 
-def timed_run(seed: int, seconds: float) -> int:
-    """Run seeds from ``seed`` until ``seconds`` pass; how many ran."""
-    started, count = time.monotonic(), 0
-    while time.monotonic() - started < seconds:
-        run_seed(seed + count)
-        count += 1
-    return count
+        def teardown(self) -> None:
+            super().teardown()
+            traces.extend(self.trace)
+
+    started = time.perf_counter()
+    failure = ""
+    try:
+        with same_draws_everywhere():
+            run_state_machine_as_test(hypothesis_seed(seed)(Seeded), settings=settings(
+                max_examples=examples, stateful_step_count=steps, deadline=None,
+                database=None, print_blob=True, suppress_health_check=list(HealthCheck)))
+    except Exception as exc:  # a failing run is data: the caller reports it
+        notes = "\n".join(getattr(exc, "__notes__", []))
+        failure = f"{type(exc).__name__}: {exc}\n{notes}"
+    digest = hashlib.sha256("\n".join(traces).encode()).hexdigest()
+    return RunResult(seed, not failure, Seeded.totals["steps"], digest,
+                     time.perf_counter() - started, failure)
