@@ -68,3 +68,9 @@ def test_the_wheel_runs_the_main_job_outside_the_repository(tmp_path: Path) -> N
     assert "all verify" in done.stdout, done.stdout
     report = json.loads((elsewhere / "reports" / "conform.json").read_text())
     assert report["counts"]["fail"] == 0 and report["counts"]["pass"] == len(report["results"])
+    # The same port, at deployed 18: every case passes but the seed extensions, which skip.
+    deployed = json.loads((elsewhere / "reports" / "conform-18.json").read_text())
+    assert deployed["negotiatedVersion"] == 18 and deployed["counts"]["fail"] == 0
+    skipped = {r["id"] for r in deployed["results"] if r["status"] == "skip"}
+    assert skipped == {r["id"] for r in deployed["results"] if r["needs"] == "seed"}
+    assert deployed["counts"]["pass"] == len(deployed["results"]) - len(skipped) > 0

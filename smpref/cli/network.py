@@ -251,12 +251,14 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
 
 @click.command("run", cls=SmprefCommand)
 @click.option("--reports", type=FOLDER_PATH, default=Path("reports"),
-              show_default=True, help="Folder for conform.json and conform.junit.xml.")
+              show_default=True, help="Folder for conform.json, conform.junit.xml and "
+                                        "conform-18.json (the run at deployed 18).")
 @click.option("--vectors", "vectors_dir", type=FOLDER_PATH, default=None,
               help="The signed vectors to verify (default: ./vectors if it holds a manifest, "
                    "else the vectors installed with smpref).")
 def run_command(reports: Path, vectors_dir: Path | None) -> None:
-    """The main job: embedded server, the whole conformance suite, the signed vectors."""
+    """The main job: embedded server, the conformance suite in both protocols, a campaign,
+    the signed vectors."""
     from smpref.cli.main_job import run_main_job
     from smpref.cli.vector_commands import default_vectors
 

@@ -131,28 +131,48 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
     Raises:
         ConnectError: the server cannot be reached or refuses the handshake.
     """
-    from smpref.serve.listener import ServeConfig, SmpServer
-
-    started = time.perf_counter()
     if address is not None:
+        started = time.perf_counter()
         report = await _check(address, None, cases, timeout=timeout,
                               case_timeout=case_timeout, progress=progress, version=version)
-    else:
-        with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
-            # A password, so that the server-password case runs too (CMD-10, QUEUE-10); the
-            # address carries it, as for any server that requires one.
-            password = secrets.token_urlsafe(12).encode()
-            server = SmpServer(folder, ServeConfig(port=0, sweep_interval=3600.0,
-                                                   model=ServerConfig(basic_auth=password)))
-            await server.start()
-            try:
+        report.seconds = time.perf_counter() - started
+        return report
+    (report,) = await run_embedded(cases, [version], timeout=timeout,
+                                   case_timeout=case_timeout, progress=progress)
+    return report
+
+
+async def run_embedded(cases: list[Case], versions: list[int | None], *,
+                       timeout: float = 10.0, case_timeout: float = 120.0,
+                       progress: Callable[[Result, int, int], None] | None = None,
+                       ) -> list[Report]:
+    """Run ``cases`` once per entry of ``versions`` against one embedded server.
+
+    One server and one port answer every run, so a run at a deployed version and a run at
+    the seed version check the same listener choosing its protocol by ALPN (TRANS-11). Each
+    report times its own run. An entry of None takes what the server offers.
+    """
+    from smpref.serve.listener import ServeConfig, SmpServer
+
+    reports: list[Report] = []
+    with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
+        # A password, so that the server-password case runs too (CMD-10, QUEUE-10); the
+        # address carries it, as for any server that requires one.
+        password = secrets.token_urlsafe(12).encode()
+        server = SmpServer(folder, ServeConfig(port=0, sweep_interval=3600.0,
+                                               model=ServerConfig(basic_auth=password)))
+        await server.start()
+        try:
+            for version in versions:
+                started = time.perf_counter()
                 report = await _check(server.address, server, cases, timeout=timeout,
                                       case_timeout=case_timeout, progress=progress,
                                       version=version)
-            finally:
-                await server.stop()
-    report.seconds = time.perf_counter() - started
-    return report
+                report.seconds = time.perf_counter() - started
+                reports.append(report)
+        finally:
+            await server.stop()
+    return reports
 
 
 async def _check(address: str, embedded: SmpServer | None, cases: list[Case], *,
