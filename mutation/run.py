@@ -1,7 +1,7 @@
 """`make mutate`: cosmic-ray mutation testing against the state machines and rule tests.
 
-It mutates the model's rules, the ratchet, the journal store and the model server's command
-dispatch.
+It mutates the model's rules and effects in both profiles (seed and deployed), the ratchet, the
+journal store and the model server's command dispatch.
 
 Each module is mutated in its own copy of the *installed* package (the wheel's files, package
 data included), so the checkout is never touched and what is mutated is what the tests import.
@@ -76,6 +76,20 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
      "since_update never passes the interval: it is reset to 0 when it reaches it (QENC-4)"),
     ("smpref/model/effects.py", "ReplaceAndWithOr", "assert material.rcv_dh_secret",
      "an internal assertion that the LOW_ORDER_KEY guard has already made true"),
+    ("smpref/model/effects.py", "ReplaceAndWithOr",
+     "link=link_of(link_id, request.blob) if link_id is not None and request.blob",
+     "a NEW's LinkId and link data are None together: a link carries both, and the server "
+     "chooses a LinkId only for a deployed link, which has data (step._draw_material)"),
+    ("smpref/model/deployed_effects.py", "ReplaceTrueWithFalse", "by_lget=True)",
+     "LKEY reaches only deployed queues (DEP-1), whose link data waits for the first SEND "
+     "however they were secured: by_lget changes nothing for them"),
+    ("smpref/model/server.py", "ReplaceComparisonOperator",
+     "session.version < legacy.IMPLIED_SESSION_VERSION",
+     "a session carries a version only for layouts older than the notation's, and of those "
+     "only 6 is served (DIV-37): `<`, `<=` and `!=` against 7 agree on 6"),
+    ("smpref/model/server.py", "ReplaceComparisonOperator", 'if entity == "link_id"',
+     "the entity kinds left after link_key are none, recipient_id, sender_id, notifier_id "
+     "and link_id; none of the others sorts at or below 'link_id'"),
     ("smpref/model/rules.py", "Eq_GtE", "return self.outcome == ACCEPT",
      "every rejecting outcome is an upper-case error name, which sorts below 'accept'"),
     ("smpref/model/rules.py", "NotEq_Lt", "return len(set(chosen)) != len(chosen)",
@@ -251,11 +265,15 @@ class Target:
     tests: tuple[str, ...]
 
 
-MACHINES_AND_RULES = ("tests/test_model_machine.py", "tests/test_model_rules.py",
-                      "tests/test_rule_table.py")
+#: the deployed profile's tests come first: a deployed client against in-process servers
+#: exercises the core commands, which both profiles share, in about a second
+MACHINES_AND_RULES = ("tests/test_deployed_serve.py", "tests/test_model_machine.py",
+                      "tests/test_model_rules.py", "tests/test_rule_table.py",
+                      "tests/test_dialect_machine.py", "tests/test_deployed_model.py")
 TARGETS = (
     Target("model rules", ("smpref/model/rules.py", "smpref/model/effects.py",
-                           "smpref/model/delivery.py", "smpref/model/retention.py"),
+                           "smpref/model/delivery.py", "smpref/model/retention.py",
+                           "smpref/model/deployed_effects.py"),
            MACHINES_AND_RULES),
     Target("ratchet", ("smpref/crypto/ratchet.py",),
            ("tests/test_ratchet.py", "tests/test_model_machine.py")),

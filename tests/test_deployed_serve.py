@@ -239,7 +239,8 @@ def test_links_lset_lget_lkey_ldel(tmp_path: Path) -> None:
     async def scenario(address: str) -> None:
         alice, bob = await DeployedClient.connect(address), await DeployedClient.connect(address)
         owner = Keys()
-        fixed, user = os.urandom(300), os.urandom(500)
+        # the fixed part starts at 0x80, so that a changed one can sort on either side of it
+        fixed, user = b"\x80" + os.urandom(299), os.urandom(500)
         # a contact address with its link in NEW: the client's LinkId, sender ID from corrId
         corr = os.urandom(24)
         sender_id = hashlib.sha3_384(corr).digest()[:24]
@@ -259,11 +260,13 @@ def test_links_lset_lget_lkey_ldel(tmp_path: Path) -> None:
         assert (await alice.request(lset, ids.recipient_id, owner.sign)).command == b"OK"
         p = Parser((await bob.request(b"LGET", link_id)).body)
         assert (p.ss(), p.large(), p.large()) == (sender_id, fixed, user2)
-        changed = b"LSET " + ss(link_id) + large(os.urandom(300)) + large(user2)
-        other = b"LSET " + ss(os.urandom(24)) + large(fixed) + large(user2)
-        for command in (changed, other):
-            assert (await alice.request(command, ids.recipient_id, owner.sign)).command == \
-                b"ERR AUTH"
+        # a changed fixed part or another LinkId, both above and below the right one: the
+        # check is for any difference, not one direction
+        for edge in (b"\x00", b"\xff"):
+            for command in (b"LSET " + ss(link_id) + large(edge + fixed[1:]) + large(user2),
+                            b"LSET " + ss(edge * 24) + large(fixed) + large(user2)):
+                assert (await alice.request(command, ids.recipient_id, owner.sign)).command \
+                    == b"ERR AUTH"
         assert (await alice.request(b"LDEL", ids.recipient_id, owner.sign)).command == b"OK"
         assert (await bob.request(b"LGET", link_id)).command == b"ERR AUTH"
         assert (await alice.request(b"LDEL", ids.recipient_id, owner.sign)).command == b"OK"
@@ -286,11 +289,12 @@ def test_links_lset_lget_lkey_ldel(tmp_path: Path) -> None:
         # the first SEND after securing removed the link data
         assert (await bob.request(key_command(b"LKEY", sender), ids.link_id,
                                   sender.sign)).command == b"ERR AUTH"
-        # a sender ID that is not SHA3-384(corrId)[0:24] is refused
-        bad = ss(os.urandom(24)) + large(fixed) + large(user)
-        other_owner = Keys()
-        assert (await alice.request(new_command(other_owner, link=bad),
-                                    key=other_owner.sign)).command == b"ERR CMD PROHIBITED"
+        # a sender ID that is not SHA3-384(corrId)[0:24] is refused, above or below it
+        for wrong in (bytes(24), b"\xff" * 24):
+            bad = ss(wrong) + large(fixed) + large(user)
+            other_owner = Keys()
+            assert (await alice.request(new_command(other_owner, link=bad),
+                                        key=other_owner.sign)).command == b"ERR CMD PROHIBITED"
         await alice.close()
         await bob.close()
     run_embedded(tmp_path, scenario)

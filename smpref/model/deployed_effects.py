@@ -49,8 +49,10 @@ def _ldel(step: Step[DeployedLDEL]) -> list[Outgoing]:
 
 
 def _lnk(step: Step[C]) -> list[Outgoing]:
-    """LNK with the queue's sender ID and link data (after LKEY secured it, if it did)."""
-    queue = step.server.store.get(step.found().recipient_id) or step.found()
+    """LNK with the queue's sender ID and link data. The queue as found will do after LKEY
+    too: securing a deployed queue changes neither, and keeps its link data until the first
+    SEND (DEP-5)."""
+    queue = step.found()
     assert queue.link is not None
     return [answer(step, DeployedLNK(sender_id=queue.sender_id,
                                      link_data=deployed_link_data(queue.link.blob)))]
