@@ -21,7 +21,7 @@ import pytest
 from deployed_double import DeployedDouble
 from reqs import req
 
-from smpref.campaign.live_targets import SEED_ONLY, program
+from smpref.campaign.live_targets import program
 from smpref.campaign.spark_job import CampaignConfig, run_campaign
 from smpref.campaign.targets import build, targets
 from smpref.spec.requirements import requirement_texts
@@ -72,7 +72,7 @@ def test_the_rotation_targets_report_rot_coverage_and_the_deployed_losses() -> N
 
 def test_only_a_server_whose_clock_the_campaign_controls_gets_expire_steps() -> None:
     def ops(**kwargs: bool) -> set[str]:
-        return {s.op for seed in range(20) for s in program(seed, 40, True, **kwargs)}
+        return {s.op for seed in range(20) for s in program(seed, 40, **kwargs)}
 
     assert "expire" in ops(clock=True) and "expire" not in ops(clock=False)
 
@@ -83,7 +83,7 @@ def test_expiry_moves_both_clocks_and_both_sides_agree(monkeypatch: pytest.Monke
     from smpref.campaign.live_targets import EXPIRE_DAYS, BackgroundServer
 
     seed = next(seed for seed in range(200) if any(
-        s.op == "expire" and EXPIRE_DAYS[s.queue] >= 22 for s in program(seed, 30, True, True)))
+        s.op == "expire" and EXPIRE_DAYS[s.queue] >= 22 for s in program(seed, 30, True)))
     target = build("embedded", None)
     target.open()
     try:
@@ -100,8 +100,7 @@ def test_expiry_moves_both_clocks_and_both_sides_agree(monkeypatch: pytest.Monke
 def test_a_deployed_only_server_gets_whole_programs_and_never_fails(tmp_path: Path) -> None:
     """Against the deployed double (versions 6-18, no extensions, written from smp-wire.md),
     the model's deployed profile predicts every answer, receiving and suspending included."""
-    assert not SEED_ONLY
-    assert {"get", "ack", "off"} <= {s.op for s in program(3, 200, extended=False)}
+    assert {"get", "ack", "off"} <= {s.op for s in program(3, 200)}
     loop = asyncio.new_event_loop()
     double = DeployedDouble(tmp_path / "credentials")
     loop.run_until_complete(double.start())

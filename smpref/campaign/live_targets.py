@@ -73,16 +73,14 @@ from smpref.wire.messages import (
 from smpref.wire.structs import Command
 
 QUEUES = 3
-#: operations and their weights; ``off`` only against servers with the seed extensions
+#: operations and their weights; every one runs in both protocols (the model has a deployed
+#: profile, DEP-4)
 OPERATIONS = {"new": 3, "key": 2, "send": 5, "send_unsigned": 1, "get": 4, "ack": 3,
               "ack_wrong": 1, "off": 1, "del": 1, "ping": 1, "expire": 1}
 #: operations that need a server whose clock the campaign controls (the embedded one)
 CLOCK_ONLY = {"expire"}
 #: the days an ``expire`` step moves both clocks by (the hour added keeps off thresholds)
 EXPIRE_DAYS = (1, 6, 10, 22, 95)
-#: operations left out against a deployed-only server: none since the model has a deployed
-#: profile (DEP-4); kept so that callers can still ask
-SEED_ONLY: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -100,12 +98,11 @@ class Step:
         return f"{self.op} q{self.queue}"
 
 
-def program(seed: int, steps: int, extended: bool, clock: bool = False) -> list[Step]:
-    """The program of ``seed``: the same on every executor (a private PRNG, no globals).
-    ``clock``: the server's clock is the campaign's to move."""
+def program(seed: int, steps: int, clock: bool = False) -> list[Step]:
+    """The program of ``seed``: the same on every executor (a private PRNG, no globals) and in
+    both protocols. ``clock``: the server's clock is the campaign's to move."""
     rng = random.Random(seed)
-    ops = [op for op in OPERATIONS if (extended or op not in SEED_ONLY)
-           and (clock or op not in CLOCK_ONLY)]
+    ops = [op for op in OPERATIONS if clock or op not in CLOCK_ONLY]
     weights = [OPERATIONS[op] for op in ops]
     drawn = [Step(op, rng.randrange(len(EXPIRE_DAYS) if op == "expire" else QUEUES))
              for op in rng.choices(ops, weights, k=steps)]
@@ -126,7 +123,6 @@ class Side(ABC):
     """One side of the comparison: it runs steps and says what each answer meant. The model
     (:class:`ModelSide`) and the server under test (:class:`LiveSide`) are the two kinds."""
 
-    extended = True
     dialect = Dialect.SEED
 
     @abstractmethod
@@ -182,7 +178,6 @@ class LiveSide(Side):
         except BaseException:
             self.loop.close()
             raise
-        self.extended = self.clients[0].extended
         self.dialect = self.clients[0].negotiated.dialect
 
     def request(self, connection: int, command: Command, entity: bytes,
@@ -233,10 +228,14 @@ class Runner:
         self.password = password
         self.counter = 0
 
+    def meaning(self, reply: Reply, handle: Handle | None = None) -> str:
+        """What an answer means in the protocol this side speaks."""
+        return meaning(reply, handle, self.side.dialect)
+
     def step(self, step: Step) -> str:
         handle = self.handles.get(step.queue)
         if step.op == "ping":
-            return meaning(self.side.request(1, PING(), b"", None), None, self.side.dialect)
+            return self.meaning(self.side.request(1, PING(), b"", None))
         if step.op == "expire":
             self.side.advance(EXPIRE_DAYS[step.queue] * DAY + 3600)
             return "swept"
@@ -252,7 +251,7 @@ class Runner:
             if reply.tag == "IDS":
                 owner.created(reply.expect(IDS))
                 self.handles[step.queue] = Handle(owner)
-            return meaning(reply, None, self.side.dialect)
+            return self.meaning(reply)
         if handle is None:
             return "skip (no queue)"
         owner = handle.owner
@@ -262,19 +261,18 @@ class Runner:
                                       owner.auth_key)
             if reply.tag == "OK":
                 handle.sender_key = key
-            return meaning(reply, handle, self.side.dialect)
+            return self.meaning(reply, handle)
         if step.op in ("send", "send_unsigned"):
             self.counter += 1
             body = b"message %d" % self.counter
             signer = handle.sender_key if step.op == "send" else None
-            return meaning(self.side.request(1, SEND(flags=MsgFlags(notification=False),
-                                                     body=body), owner.sender_id, signer), handle,
-                           self.side.dialect)
+            send = SEND(flags=MsgFlags(notification=False), body=body)
+            return self.meaning(self.side.request(1, send, owner.sender_id, signer), handle)
         if step.op == "get":
             reply = self.side.request(0, GET(), owner.recipient_id, owner.auth_key)
             if reply.tag == "MSG":
                 handle.delivered = reply.expect(MSG).msg_id
-            return meaning(reply, handle, self.side.dialect)
+            return self.meaning(reply, handle)
         if step.op in ("ack", "ack_wrong"):
             msg_id = handle.delivered or b""
             if step.op == "ack_wrong":
@@ -282,15 +280,15 @@ class Runner:
             reply = self.side.request(0, ACK(msg_id=msg_id), owner.recipient_id, owner.auth_key)
             if step.op == "ack" and reply.tag in ("OK", "MSG"):
                 handle.delivered = reply.expect(MSG).msg_id if reply.tag == "MSG" else None
-            return meaning(reply, handle, self.side.dialect)
+            return self.meaning(reply, handle)
         if step.op == "off":
-            return meaning(self.side.request(0, OFF(), owner.recipient_id, owner.auth_key),
-                           handle, self.side.dialect)
+            reply = self.side.request(0, OFF(), owner.recipient_id, owner.auth_key)
+            return self.meaning(reply, handle)
         if step.op == "del":
             reply = self.side.request(0, DEL(), owner.recipient_id, owner.auth_key)
             if reply.tag == "OK":
                 handle.deleted = True
-            return meaning(reply, handle, self.side.dialect)
+            return self.meaning(reply, handle)
         raise AssertionError(f"unknown operation {step.op}")
 
 
@@ -396,10 +394,7 @@ class LiveTarget:
             return LiveSide(address, self.timeout, self.server, self.version)
 
         try:
-            probe = live()
-            extended = probe.extended
-            probe.close()
-            steps_list = program(seed, steps, extended, clock=self.server is not None)
+            steps_list = program(seed, steps, clock=self.server is not None)
             reached: set[str] = set()
             found = compare(steps_list, seed, live, password, reached)
         except (ClientError, SmprefError, OSError) as exc:

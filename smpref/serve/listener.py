@@ -445,24 +445,25 @@ class SmpServer:
         """Queue each transmission on its connection. Answers to ``origin``'s own commands
         are always queued (its reader waits for them to drain); events pushed to another
         connection whose outbox is full close that connection instead (TRANS-16)."""
+        # the origin by reference: it may be closing, but its answers are still flushed
+        targets: dict[bytes, Connection | None] = {}
         by_session: dict[bytes, list[bytes]] = {}
         for out in outgoing:
-            target = origin if origin is not None and out.session_id == origin.session_id \
-                else self.connections.get(out.session_id)
+            if out.session_id not in targets:
+                targets[out.session_id] = origin if origin is not None and \
+                    out.session_id == origin.session_id else self.connections.get(out.session_id)
+            target = targets[out.session_id]
             by_session.setdefault(out.session_id, []).append(
                 _encode(out, target.version if target is not None else None))
         if self.trace.active:
             for session, transmissions in by_session.items():
-                target = origin if origin is not None and session == origin.session_id \
-                    else self.connections.get(session)
+                target = targets[session]
                 for data in transmissions:
                     self.trace.record("out", target.number if target else 0, data,
                                       target.dialect if target else Dialect.SEED,
                                       target.version if target else None)
         for session, transmissions in by_session.items():
-            # the origin by reference: it may be closing, but its answers are still flushed
-            connection = origin if origin is not None and session == origin.session_id else \
-                self.connections.get(session)
+            connection = targets[session]
             if connection is None or connection.closing:
                 continue
             if connection is not origin and \

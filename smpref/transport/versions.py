@@ -28,6 +28,7 @@ from typing import Final
 
 from smpref.errors import VersionError
 from smpref.wire.dialects import Dialect
+from smpref.wire.legacy import LEGACY_VERSION
 
 #: the ALPN of deployed SMP (smp-wire §2.2)
 SMP_ALPN: Final = "smp/1"
@@ -38,8 +39,6 @@ SMPREF_VERSION: Final = 1000
 #: the deployed versions smpref serves and its client speaks byte for byte: 17 introduced
 #: NEW's notifier credentials, 18 changes nothing smpref serves (client notices of BLOCKED)
 DEPLOYED_VERSIONS: Final = (17, 18)
-#: the one version a deployed client without ALPN is offered (smp-wire §2.2)
-LEGACY_VERSION: Final = 6
 #: from this version blocks are encrypted when the client sends a key (smp-wire §2.4)
 BLOCK_ENCRYPTION_VERSION: Final = 11
 
