@@ -1,11 +1,19 @@
-"""Campaign throughput: the same seeds run in one plain process (the baseline: the real ceiling
-of the same work on one core) and as Spark campaigns on local[1] and local[2].
+"""Campaign throughput: the two engines side by side in one process, then Spark.
 
-Prints runs and steps per second for each, each Spark rate's ratio to the baseline, the scaling
-efficiency of local[2] over local[1] (rate(local[2]) / (2 * rate(local[1]))), and Spark's fixed
-cost per job and per task, measured with jobs whose tasks do nothing.
+1. Engines, per target, in one plain process: the ``hypothesis`` engine (Hypothesis's own
+   stateful runner, the baseline: what every campaign ran before) and the ``seeded`` engine
+   (a plain PRNG over the same rules, Hypothesis only for shrinking), over the same seeds.
+   Prints programs and steps per second per core and the ratio new/old.
+2. Coverage per program on the ``model`` target, for both engines: rule steps, distinct rules
+   fired and distinct requirement IDs reached per program, and the IDs reached by all of them.
+3. Spark, seeded engine: the same seeds on local[1] and local[2] against one process (the real
+   ceiling of the same work on one core), the scaling efficiency of local[2], and Spark's fixed
+   cost per job and per task, measured with jobs whose tasks do nothing.
 
-    python bench/campaign.py [--runs 400] [--target model] [--steps 30]
+A "step" is what the runs table counts: transmissions exchanged for the model's targets, rule
+steps for the rotation machine (docs/campaign.md).
+
+    python bench/campaign.py [--runs 400] [--target model] [--steps 30] [--targets ...]
 """
 
 from __future__ import annotations
@@ -13,17 +21,37 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from hypothesis.stateful import invariant
+
+from smpref.campaign.known_failures import load_known
 from smpref.campaign.spark_job import CampaignConfig, run_campaign, session
-from smpref.campaign.targets import build
+from smpref.campaign.targets import Target, build
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: the targets whose runs are state-machine programs, so both engines apply
+MACHINE_TARGETS = ("model", "differential", "dialects", "rotation", "rotation-deployed")
 
 
-def one_process(target: str, seeds: range, steps: int) -> tuple[float, int]:
+def engine_target(target: str, engine: str) -> Target:
+    """``target`` running on ``engine``; rotation-deployed knows the shipped flaws."""
+    runner = build(target, None, frozenset(load_known()))
+    runner.engine = engine  # type: ignore[attr-defined]
+    return runner
+
+
+def one_process(target: str, seeds: range, steps: int,
+                engine: str = "seeded") -> tuple[float, int]:
     """Seconds and steps for the seeds run one after another, no Spark."""
-    runner = build(target, None)
+    runner = engine_target(target, engine) if target in MACHINE_TARGETS else build(target, None)
     runner.open()
     started = time.perf_counter()
     total = sum(runner.run(seed, steps).steps for seed in seeds)
@@ -32,14 +60,57 @@ def one_process(target: str, seeds: range, steps: int) -> tuple[float, int]:
     return seconds, total
 
 
-def on_spark(target: str, seeds: range, steps: int, master: str) -> tuple[float, int, float]:
+def programs_per_run(engine: str) -> int:
+    """Programs one run is: the seeded engine runs one; Hypothesis runs EXAMPLES."""
+    from smpref.campaign.machine_targets import EXAMPLES
+
+    return 1 if engine == "seeded" else EXAMPLES
+
+
+def coverage(seeds: range, steps: int, engine: str) -> dict[str, float]:
+    """Per program of the ``model`` target: rule steps, distinct rules fired, distinct
+    requirement IDs the model reported; and the IDs all programs reached together."""
+    from smpref.campaign.machine_targets import MachineTarget
+    from smpref.testing.queue_machine import QueueMachine
+
+    programs: list[tuple[set[str], int]] = []  # per program: rules fired, rule steps
+
+    class Recording(QueueMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.checks = 0
+
+        @invariant()
+        def count_steps(self) -> None:
+            """Both engines check invariants once after the initializers and once per step."""
+            self.checks += 1
+
+        def teardown(self) -> None:
+            super().teardown()
+            rules = {k for k in self.stats if k.startswith("rule ")}
+            programs.append((rules, max(0, self.checks - 1)))
+
+    target = MachineTarget("model", Recording, engine=engine)
+    reached: list[set[str]] = []
+    for seed in seeds:
+        target.run(seed, steps)
+        reached.extend(target.reached)
+    return {"programs": len(programs), "rule steps": statistics.mean(n for _, n in programs),
+            "rules": statistics.mean(len(r) for r, _ in programs),
+            "IDs": statistics.mean(len(r) for r in reached),
+            "IDs, all programs": len(set().union(*reached))}
+
+
+def on_spark(target: str, seeds: range, steps: int, master: str,
+             spark: SparkSession | None = None) -> tuple[float, int, float]:
     """Wall seconds of the whole campaign (session start to every table written), its steps,
-    and the seconds of the job that runs the programs and writes the runs table."""
+    and the seconds of the job that runs the programs and writes the runs table. With
+    ``spark``, in that running session (whose master wins)."""
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         summary = run_campaign(CampaignConfig(runs=len(seeds), first_seed=seeds.start,
                                               target=target, steps=steps, master=master,
-                                              out=Path(out)))
+                                              out=Path(out)), spark=spark)
         wall = time.perf_counter() - started
     return wall, int(summary["steps"]), float(summary["runSeconds"])
 
@@ -64,16 +135,50 @@ def fixed_costs(master: str, cores: int) -> tuple[float, float]:
     return job, max(0.0, many - job) / 199 * cores
 
 
+def engines(targets: list[str], runs: int, steps: int, report: Callable[[str], Any]) -> None:
+    """Both engines per target, the same seeds, one process."""
+    report(f"{'target':<19}{'engine':<12}{'programs/s':>11}{'steps/s':>10}{'seconds':>9}"
+           f"{'new/old steps/s':>17}")
+    for target in targets:
+        rates = {}
+        # the slow engine gets fewer seeds on the slow targets: rates, not totals, compare
+        for engine in ("hypothesis", "seeded"):
+            count = runs if target in {"model", "dialects"} or engine == "seeded" \
+                else max(10, runs // 8)
+            seconds, total = one_process(target, range(count), steps, engine)
+            rates[engine] = total / seconds
+            programs = count * programs_per_run(engine) / seconds
+            ratio = f"{rates['seeded'] / rates['hypothesis']:>17.2f}" if engine == "seeded" \
+                else f"{'':>17}"
+            report(f"{target:<19}{engine:<12}{programs:>11.1f}{total / seconds:>10.0f}"
+                   f"{seconds:>9.1f}{ratio}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=400)
-    parser.add_argument("--target", default="model")
+    parser.add_argument("--target", default="model", help="the target of the Spark part")
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--targets", nargs="*", default=["model"],
+                        help=f"targets for the engine comparison (any of {MACHINE_TARGETS})")
+    parser.add_argument("--no-spark", action="store_true", help="skip the Spark part")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    seeds = range(args.runs)
     print(f"# {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"{args.runs} runs of target {args.target}, {args.steps} steps")
+          f"{args.runs} runs, {args.steps} steps")
+    print("## engines, one process")
+    engines(args.targets, args.runs, args.steps, print)
+    print("## coverage per program, model target (the same seeds)")
+    print(f"{'engine':<12}{'programs':>9}{'rule steps':>11}{'rules':>7}{'IDs':>7}"
+          f"{'IDs, all programs':>19}")
+    for engine in ("hypothesis", "seeded"):
+        row = coverage(range(min(args.runs, 100)), args.steps, engine)
+        print(f"{engine:<12}{row['programs']:>9.0f}{row['rule steps']:>11.1f}"
+              f"{row['rules']:>7.1f}{row['IDs']:>7.1f}{row['IDs, all programs']:>19.0f}")
+    if args.no_spark:
+        return
+    seeds = range(args.runs)
+    print(f"## Spark, seeded engine, target {args.target}")
     base_s, base_steps = one_process(args.target, seeds, args.steps)
     base_rate = args.runs / base_s
     print(f"{'where':<14}{'runs/s':>10}{'steps/s':>10}{'wall s':>9}{'runs s':>8}{'ratio':>8}")

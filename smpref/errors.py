@@ -19,7 +19,8 @@ The tree, by layer:
 * agents: :class:`AgentError`, :class:`RotationRefusedError`, :class:`EnvelopeError`;
 * vectors: :class:`VectorError`, :class:`VectorCheckError`, :class:`MalformedError`;
 * conformance verdicts and test harnesses: :class:`CaseVerdict` (:class:`Fail`,
-  :class:`Skip`, :class:`Info`), :class:`StoresDisagreeError`, :class:`SimulatedCrashError`.
+  :class:`Skip`, :class:`Info`), :class:`StoresDisagreeError`, :class:`SimulatedCrashError`,
+  :class:`UnsupportedStrategyError`.
 """
 
 from __future__ import annotations
@@ -423,6 +424,11 @@ class Info(CaseVerdict):
 class SimulatedCrashError(SmprefError):
     """A test harness made an agent crash just before it sent a command (the rotation
     state machine's crash before ``ACK``)."""
+
+
+class UnsupportedStrategyError(SmprefError, TypeError):
+    """A state machine's rule draws from a strategy the seeded campaign engine does not
+    translate (:mod:`smpref.testing.seeded_programs`); the message names the strategy."""
 
 
 class StoresDisagreeError(SmprefError, AssertionError):

@@ -6,6 +6,12 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
@@ -77,14 +83,30 @@ def test_store_benchmark_builds_and_probes_a_small_store(tmp_path: Path) -> None
     assert result["open_queues"] >= 1
 
 
-def test_campaign_benchmark_measures_the_same_work_on_spark_as_in_one_process() -> None:
+@pytest.mark.xdist_group("spark")
+def test_campaign_benchmark_measures_the_same_work_on_spark_as_in_one_process(
+        spark: SparkSession) -> None:
     """bench/campaign.py compares one process with Spark over the same seeds: the work must be
     the same (a seed draws the same program on an executor), or its ratios would mean nothing."""
     campaign = load("campaign")
     seeds = range(10)
     _, base_steps = campaign.one_process("model", seeds, 12)
-    _, spark_steps, _ = campaign.on_spark("model", seeds, 12, "local[1]")
+    _, spark_steps, _ = campaign.on_spark("model", seeds, 12, "local[2]", spark)
     assert base_steps == spark_steps > 0
+
+
+def test_campaign_benchmark_runs_both_engines_with_their_coverage() -> None:
+    """The engine comparison measures the same seeds on both engines, and the coverage rows
+    count programs as each engine makes them (one per seed, or Hypothesis's four)."""
+    campaign = load("campaign")
+    lines: list[str] = []
+    campaign.engines(["model"], 3, 10, lines.append)
+    assert [line.split()[1] for line in lines[1:]] == ["hypothesis", "seeded"]
+    old, new = campaign.coverage(range(3), 10, "hypothesis"), campaign.coverage(
+        range(3), 10, "seeded")
+    assert new["programs"] == 3 and old["programs"] == 3 * campaign.programs_per_run(
+        "hypothesis")
+    assert new["rule steps"] == 10 and new["IDs"] > 0 and old["IDs"] > 0
 
 
 def test_server_benchmark_clock_covers_the_messages_not_the_set_up() -> None:

@@ -15,16 +15,21 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 import pytest
 from deployed_double import DeployedDouble
 from reqs import req
 
+from smpref.campaign.known_failures import load_known
 from smpref.campaign.live_targets import program
-from smpref.campaign.spark_job import CampaignConfig, run_campaign
+from smpref.campaign.spark_job import LOCAL_JVM_OPTIONS, CampaignConfig, run_campaign
 from smpref.campaign.targets import build, targets
 from smpref.spec.requirements import requirement_texts
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 SMPREF = shutil.which("smpref", path=str(Path(sys.executable).parent))
 SPARK_HOME = Path(__import__("pyspark").__file__).parent
@@ -63,11 +68,84 @@ def test_the_rotation_targets_report_rot_coverage_and_the_deployed_losses() -> N
     seed_flow = build("rotation", None).run(7, 20)
     assert seed_flow.verdict == "pass"
     assert {"ROT-2", "ROT-5", "ROT-6", "ROT-9", "ROT-10"} <= set(seed_flow.requirements)
-    deployed = build("rotation-deployed", None).run(0, 40)
-    assert deployed.verdict == "fail"
-    assert deployed.message == "AssertionError: b's rotation never ended"
-    assert "start_rotation" in deployed.program and deployed.program_steps <= 4
+    # every documented flaw known but the lost control message (flaw 3), which is shrunk
+    known = frozenset(s for s, k in load_known().items() if "flaw 3" not in k.title)
+    target = build("rotation-deployed", None, known)
+    deployed = next(r for r in (target.run(seed, 40) for seed in range(60))
+                    if r.verdict == "fail" and not r.known)
+    assert re.fullmatch(r"AssertionError: [ab]'s rotation never ended", deployed.message)
+    # shrunk from 40 steps to a handful: both sides start a rotation
+    assert deployed.program_steps <= 4 and deployed.program.count("start_rotation") == 2, (
+        deployed.program)
     assert "ROT-14" in deployed.requirements and "ROT-9" not in deployed.requirements
+
+
+def test_the_shipped_known_failures_are_the_deployed_flows_documented_flaws() -> None:
+    known = load_known()
+    deployed = {s: k for s, k in known.items() if s.startswith("rotation-deployed#")}
+    assert len(deployed) >= 3 and all(k.title and "docs/rotation.md" in k.reference
+                                      for k in deployed.values())
+
+
+@pytest.mark.heavy
+@req("ROT-14")
+def test_known_failures_are_reported_as_known_and_not_shrunk() -> None:
+    """rotation-deployed given the shipped file: every failing run of 60 is one of the
+    documented flaws, reported as it ran (unshrunk); without the file the same seeds shrink."""
+    known = frozenset(load_known())
+    with_known = build("rotation-deployed", None, known)
+    records = [with_known.run(seed, 30) for seed in range(60)]
+    failed = [r for r in records if r.verdict == "fail"]
+    assert len(failed) >= 5
+    assert all(r.known and r.signature in known for r in failed), [
+        (r.seed, r.signature, r.message) for r in failed if not r.known]
+    # as it ran: the initializer-free program of 30 rule steps, not a minimal one
+    assert all(r.program_steps == 30 for r in failed)
+    # without the file, the same seed is shrunk (the lost control message shrinks fastest)
+    first = next(r for r in failed if "rotation never ended" in r.message)
+    fresh = build("rotation-deployed", None).run(first.seed, 30)
+    assert not fresh.known and fresh.signature == first.signature
+    assert fresh.program_steps < first.program_steps
+
+
+def test_a_users_known_file_adds_to_the_shipped_one(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[[known]]\nsignature = "server#0123456789ab"\ntitle = "our quota"\n')
+    known = load_known([mine])
+    assert known["server#0123456789ab"].title == "our quota"
+    assert any(s.startswith("rotation-deployed#") for s in known)
+
+
+@pytest.mark.parametrize(("text", "complaint"), [
+    ("[[known]\n", "not TOML"),
+    ('[[known]]\ntitle = "x"\n', "'signature' must be"),
+    ('[[known]]\nsignature = "a#b"\n', "'title' must be"),
+    ('known = 3\n', "needs [[known]] tables"),
+])
+def test_a_bad_known_file_is_one_line_and_exit_2(text: str, complaint: str,
+                                                  tmp_path: Path) -> None:
+    bad = tmp_path / "known.toml"
+    bad.write_text(text)
+    done = smpref("campaign", "run", "--target", "model", "--known", str(bad))
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert complaint in line and "known.toml" in line, line
+
+
+@pytest.mark.xdist_group("spark")
+def test_a_campaign_of_known_failures_succeeds_and_reports_them_apart(
+        tmp_path: Path, spark: SparkSession) -> None:
+    summary = run_campaign(CampaignConfig(runs=24, first_seed=0, target="rotation-deployed",
+                                          steps=30, master="local[2]", out=tmp_path,
+                                          partitions=2), spark=spark)
+    assert summary["failedRuns"] >= 2 and summary["newFailedRuns"] == 0
+    assert summary["knownFailedRuns"] == summary["failedRuns"]
+    assert summary["newFailures"] == 0 and summary["knownFailures"] >= 1
+    assert all(f["known"] and f["title"] for f in summary["distinctFailures"])
+    report = (tmp_path / "report.md").read_text()
+    assert "## New failures\n\nnone" in report and "## Known failures" in report
+    rows = pq.read_table(tmp_path / "runs").to_pylist()
+    assert {r["known"] for r in rows if r["verdict"] == "fail"} == {True}
 
 
 def test_only_a_server_whose_clock_the_campaign_controls_gets_expire_steps() -> None:
@@ -120,9 +198,12 @@ def test_a_deployed_only_server_gets_whole_programs_and_never_fails(tmp_path: Pa
     assert sum(r.steps for r in records) >= 8 * 25
 
 
-def test_local_campaign_writes_tables_that_pyarrow_reads(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("spark")
+def test_local_campaign_writes_tables_that_pyarrow_reads(tmp_path: Path,
+                                                         spark: SparkSession) -> None:
     summary = run_campaign(CampaignConfig(runs=12, first_seed=100, target="embedded", steps=25,
-                                          master="local[2]", out=tmp_path, partitions=4))
+                                          master="local[2]", out=tmp_path, partitions=4),
+                           spark=spark)
     assert summary["runs"] == 12 and summary["failedRuns"] == 0 and summary["partitions"] == 4
     runs = pq.read_table(tmp_path / "runs").to_pylist()
     assert sorted(r["seed"] for r in runs) == list(range(100, 112))
@@ -136,15 +217,16 @@ def test_local_campaign_writes_tables_that_pyarrow_reads(tmp_path: Path) -> None
     assert "Requirements no run reached" in (tmp_path / "report.md").read_text()
 
 
+@pytest.mark.xdist_group("spark")
 @pytest.mark.parametrize("name", ["model", "differential", "server", "rotation", "dialects"])
-def test_each_target_runs_on_local_2(name: str, tmp_path: Path) -> None:
+def test_each_target_runs_on_local_2(name: str, tmp_path: Path, spark: SparkSession) -> None:
     from smpref.campaign.live_targets import BackgroundServer
 
     server = BackgroundServer() if name == "server" else None
     try:
         summary = run_campaign(CampaignConfig(
             runs=6, first_seed=40, target=name, steps=20, master="local[2]", out=tmp_path,
-            address=server.address if server else None, partitions=2))
+            address=server.address if server else None, partitions=2), spark=spark)
     finally:
         if server is not None:
             server.stop()
@@ -155,6 +237,7 @@ def test_each_target_runs_on_local_2(name: str, tmp_path: Path) -> None:
     assert all(r["requirements"] for r in runs)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("bug", "target", "steps"), [
     ("ack-any-id", "model", 30),     # a model bug: the state machine is the oracle
     ("server-quota", "embedded", 25),  # a server bug: the model predicts every answer
@@ -196,7 +279,9 @@ def standalone_cluster(tmp_path: Path) -> Iterator[str]:
     port, web = _free_port(), _free_port()
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "SPARK_LOG_DIR": str(tmp_path / "logs"), "SPARK_WORKER_DIR": str(tmp_path / "work"),
-           "PYSPARK_PYTHON": sys.executable}
+           "PYSPARK_PYTHON": sys.executable,
+           # the daemons only schedule: the quick-start JVM options of local campaigns
+           "SPARK_DAEMON_JAVA_OPTS": LOCAL_JVM_OPTIONS}
     master_url = f"spark://127.0.0.1:{port}"
     started: list[subprocess.Popen[bytes]] = []
     with open(tmp_path / "master.log", "wb") as master_log, \
@@ -246,6 +331,7 @@ def _environment_archive(folder: Path, marker: Path) -> Path:
     return archive
 
 
+@pytest.mark.heavy
 def test_a_campaign_runs_on_a_standalone_cluster(standalone_cluster: str, tmp_path: Path) -> None:
     marker = tmp_path / "archive-python-ran"
     archive = _environment_archive(tmp_path, marker)
@@ -270,3 +356,50 @@ def test_the_cli_says_in_one_line_what_is_wrong() -> None:
         "error: the target 'server' needs --address smp://..."]
     done = smpref("campaign", "run", "--target", "nonsense")
     assert done.returncode == 2 and "expected one of" in done.stderr
+
+
+def test_a_target_shrinks_each_signature_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeds run in ascending order in a partition: the first failure of a signature is shrunk,
+    later ones are reported as they ran (the failures table shows the smallest seed's)."""
+    from smpref.model import rules
+    from smpref.model.rules import Guard
+    from smpref.testing.queue_machine import QueueMachine
+    from smpref.testing.seeded_programs import run_seeded_program
+
+    monkeypatch.setitem(rules.GUARDS, Guard.OTHER_MESSAGE, lambda _step: False)  # ack-any-id
+    target = build("model", None)
+    failed = [r for r in (target.run(seed, 30) for seed in range(40)) if r.verdict == "fail"]
+    assert len(failed) >= 2 and len({r.signature for r in failed}) == 1
+    first, *later = failed
+    assert first.program_steps <= 8  # shrunk
+    for record in later:  # as run: the seed's own program up to the failing step
+        ran, _ = run_seeded_program(QueueMachine, record.seed, 30)
+        assert record.program == "\n".join(ran.steps)
+
+
+def test_the_exit_status_counts_only_new_failures(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    """`campaign run` passes --known files to the campaign and exits 1 only for new failures
+    (the campaign itself is replaced here: the Spark path is tested above)."""
+    from click.testing import CliRunner
+
+    from smpref.campaign import spark_job
+    from smpref.cli.app import main
+
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[[known]]\nsignature = "server#0123456789ab"\ntitle = "ours"\n')
+    seen: list[CampaignConfig] = []
+
+    def summary(new: int) -> Any:
+        def run(config: CampaignConfig, _progress: Any = None) -> dict[str, Any]:
+            seen.append(config)
+            return {"failedRuns": 3, "newFailedRuns": new, "knownFailedRuns": 3 - new,
+                    "distinctFailures": [], "unreached": []}
+        return run
+
+    for new, status in ((0, 0), (1, 1)):
+        monkeypatch.setattr(spark_job, "run_campaign", summary(new))
+        done = CliRunner().invoke(main, ["campaign", "run", "--target", "model", "--known",
+                                         str(mine), "--out", str(tmp_path / "out"), "--json"])
+        assert done.exit_code == status, done.output
+    assert seen[0].known_files == (mine,)

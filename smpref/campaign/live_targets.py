@@ -372,6 +372,11 @@ class LiveTarget:
         self.timeout = timeout
         self.version = version
         self.server: BackgroundServer | None = None
+        self.known: frozenset[str] = frozenset()
+        #: signatures this target has shrunk: seeds run in ascending order in a partition, so
+        #: a later failure with one is reported as it ran (the failures table shows the
+        #: smallest seed's program, the shrunk one)
+        self.shrunk: set[str] = set()
 
     def open(self) -> None:
         if self.name.startswith("embedded"):
@@ -405,7 +410,15 @@ class LiveTarget:
             return RunRecord(seed, self.name, len(steps_list), PASS,
                              time.perf_counter() - started, executor_name(),
                              requirements=sorted(reached))
-        minimal, last = shrink(steps_list, seed, live, password, self.name, found)
+        found_signature = found.signature(self.name)
+        if found_signature in self.known or found_signature in self.shrunk:
+            # reported as it ran: no shrinking
+            minimal, last = steps_list[:found.index + 1], found
+            known = found_signature in self.known
+        else:
+            self.shrunk.add(found_signature)
+            minimal, last = shrink(steps_list, seed, live, password, self.name, found)
+            known = False
         return RunRecord(
             seed, self.name, len(steps_list), FAIL, time.perf_counter() - started,
             executor_name(), signature=last.signature(self.name),
@@ -414,7 +427,8 @@ class LiveTarget:
             program="\n".join(s.text() for s in minimal),
             program_json=json.dumps([{"op": s.op, "queue": s.queue} for s in minimal]),
             program_steps=len(minimal), requirements=sorted(reached),
-            failure_requirements=list(last.requirements), exchange="\n".join(last.exchange))
+            failure_requirements=list(last.requirements), exchange="\n".join(last.exchange),
+            known=known)
 
 
 class BackgroundServer:

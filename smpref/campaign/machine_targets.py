@@ -2,11 +2,18 @@
 (the journal store checked step by step against the memory store, STORE-18) and ``dialects``
 (the seed and the deployed profile side by side against one oracle, DEP-4, TRANS-11).
 
-A run is one Hypothesis test under the seed, with no example database, so the same seed draws
-the same programs anywhere: ``EXAMPLES`` programs of up to ``steps`` rule steps each
-(Hypothesis tries the empty program first, so one example alone would test nothing). A failing
-program is shrunk by Hypothesis; the record carries the minimal program as Hypothesis prints
-it, and the requirement IDs the model reported while running it (its rule observer).
+Two engines run a seed (docs/campaign.md, "Engines"):
+
+* ``seeded`` (the default): the seed draws one program of ``steps`` rule steps from a plain
+  PRNG over the machine's own rules, preconditions and strategies
+  (:mod:`smpref.testing.seeded_programs`); a failing program whose signature is not known is
+  shrunk by Hypothesis's shrinker, a known one is reported as it ran;
+* ``hypothesis``: one Hypothesis test under the seed, with no example database:
+  ``EXAMPLES`` programs of up to ``steps`` rule steps each, shrunk by Hypothesis on failure.
+  Kept as the baseline of bench/campaign.py.
+
+Either way the same seed draws the same programs anywhere, and the record carries the minimal
+program and the requirement IDs the model reported while running it (its rule observer).
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
@@ -26,6 +35,7 @@ from smpref.campaign.targets import TargetSpec, executor_name, register
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.loopback import Loopback
 from smpref.testing.queue_machine import QueueMachine
+from smpref.testing.seeded_programs import ProgramOutcome, run_seeded_program, shrink_program
 
 STEP = re.compile(r"^(?:\w+(?:, \w+)* = )?state\.(\w+)\(")
 
@@ -64,13 +74,83 @@ def run_seeded(machine: type[RuleBasedStateMachine], seed: int, steps: int
     return None
 
 
+#: the engines a machine target can run a seed with
+ENGINES = ("seeded", "hypothesis")
+
+
+@dataclass(frozen=True)
+class SeededRun:
+    """A seed run by the seeded engine: the program as run, the program to report (the minimal
+    one for a new failure), its signature, and whether that signature is known."""
+
+    ran: ProgramOutcome
+    reported: ProgramOutcome
+    signature: str = ""
+    known: bool = False
+
+
+def run_seeded_engine(name: str, machine: type[RuleBasedStateMachine], seed: int, steps: int,
+                      *, known: frozenset[str], shrunk: set[str] | None = None,
+                      ran_hook: Callable[[], None] | None = None) -> SeededRun:
+    """Run the program ``seed`` draws; shrink it only when it fails with a new signature.
+
+    ``shrunk`` holds the signatures already shrunk by this target (one Spark partition, whose
+    seeds run in ascending order): a later failure with one of them is reported as it ran,
+    since the failures table shows each signature's smallest seed, the one that was shrunk.
+    ``ran_hook`` is called once the seed's own program has run, before any shrinking."""
+    ran, choices = run_seeded_program(machine, seed, steps)
+    if ran_hook is not None:
+        ran_hook()
+    if ran.failure is None:
+        return SeededRun(ran, ran)
+    where = origin(ran.failure)
+    found = signature(name, where)
+    if found in known:
+        return SeededRun(ran, ran, found, known=True)
+    if shrunk is not None:
+        if found in shrunk:
+            return SeededRun(ran, ran, found)
+        shrunk.add(found)
+    smallest = shrink_program(machine, choices, steps, lambda exc: origin(exc) == where)
+    return SeededRun(ran, smallest if smallest is not None else ran, found)
+
+
 class MachineTarget:
     """Runs one of the model's state machines by seed: one with ``make_loopback`` (every
     loopback it makes reports to the run's observer) and a ``trace`` of its steps."""
 
-    def __init__(self, name: str, machine: type[RuleBasedStateMachine]) -> None:
+    def __init__(self, name: str, machine: type[RuleBasedStateMachine],
+                 engine: str = "seeded", known: frozenset[str] = frozenset()) -> None:
         self.name = name
         self.machine = machine
+        self.engine = engine
+        self.known = known
+        self.shrunk: set[str] = set()  # signatures this target has shrunk (run_seeded_engine)
+        self.reached: list[set[str]] = []  # one set per machine instance of the current run
+        self.traces: list[list[str]] = []
+        # one observed class per target, not per run: the seeded engine reads a class's rules
+        # once and keeps them
+        self.observed = self._observed_class()
+
+    def _observed_class(self) -> type[RuleBasedStateMachine]:
+        target = self
+
+        def observe(_name: str, requirements: tuple[str, ...]) -> None:
+            target.reached[-1].update(requirements)
+
+        class Observed(self.machine):  # type: ignore[name-defined,misc]
+            def __init__(self) -> None:
+                target.reached.append(set())
+                super().__init__()
+                target.traces.append(self.trace)
+
+            def make_loopback(self, *args: Any) -> Loopback:
+                loopback: Loopback = super().make_loopback(*args)
+                loopback.server.observer = observe
+                return loopback
+
+        Observed.__name__ = Observed.__qualname__ = self.machine.__name__
+        return Observed
 
     def open(self) -> None:
         """Nothing to start: every run builds its own machine and loopback."""
@@ -79,25 +159,12 @@ class MachineTarget:
         """Nothing to stop."""
 
     def run(self, seed: int, steps: int) -> RunRecord:
-        reached: list[set[str]] = []   # one set per machine instance: the last is the minimal
-        traces: list[list[str]] = []
-
-        def observe(_name: str, requirements: tuple[str, ...]) -> None:
-            reached[-1].update(requirements)
-
-        class Observed(self.machine):  # type: ignore[name-defined,misc]
-            def __init__(self) -> None:
-                reached.append(set())
-                super().__init__()
-                traces.append(self.trace)
-
-            def make_loopback(self, *args: Any) -> Loopback:
-                loopback: Loopback = super().make_loopback(*args)
-                loopback.server.observer = observe
-                return loopback
-
+        self.reached, self.traces = [], []
+        reached, traces = self.reached, self.traces
         started = time.perf_counter()
-        failure = run_seeded(Observed, seed, steps)
+        if self.engine == "seeded":
+            return self._seeded_record(seed, steps, started)
+        failure = run_seeded(self.observed, seed, steps)
         seconds = time.perf_counter() - started
         sent = sum(len(trace) for trace in traces) if failure is None else 0
         everything = sorted(set().union(*reached)) if reached else []
@@ -113,6 +180,28 @@ class MachineTarget:
             program="\n".join(program), program_json=json.dumps(program),
             program_steps=len(program),
             requirements=everything, failure_requirements=last,
+            exchange="\n".join(traces[-1]) if traces else "")
+
+
+    def _seeded_record(self, seed: int, steps: int, started: float) -> RunRecord:
+        run = run_seeded_engine(self.name, self.observed, seed, steps, known=self.known,
+                                shrunk=self.shrunk)
+        reached, traces = self.reached, self.traces
+        seconds = time.perf_counter() - started
+        # the first machine ran the seed's program; with a shrink, the last ran the minimal one
+        ran_ids = sorted(reached[0]) if reached else []
+        if run.ran.failure is None:
+            return RunRecord(seed, self.name, len(traces[0]), PASS, seconds, executor_name(),
+                             requirements=ran_ids)
+        failure = run.reported.failure or run.ran.failure
+        program = run.reported.steps
+        return RunRecord(
+            seed, self.name, len(traces[0]), FAIL, seconds, executor_name(),
+            signature=run.signature, known=run.known,
+            message=f"{type(failure).__name__}: {failure}".splitlines()[0][:500],
+            program="\n".join(program), program_json=json.dumps(program),
+            program_steps=len(program), requirements=ran_ids,
+            failure_requirements=sorted(reached[-1]) if reached else [],
             exchange="\n".join(traces[-1]) if traces else "")
 
 

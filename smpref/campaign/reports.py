@@ -29,16 +29,29 @@ def markdown(summary: dict[str, Any]) -> str:
     lines = [f"# Campaign against `{summary['target']}`", "",
              f"{summary['runs']} runs from seed {summary['firstSeed']} on `{summary['master']}` "
              f"in {summary['seconds']} s: {summary['steps']} steps, "
-             f"{summary['failedRuns']} failed runs, "
-             f"{len(summary['distinctFailures'])} distinct failures.", ""]
-    for failure in summary["distinctFailures"]:
-        lines += [f"## {failure['signature']}", "",
+             f"{summary['failedRuns']} failed runs ({summary['newFailedRuns']} new, "
+             f"{summary['knownFailedRuns']} known), {summary['newFailures']} new and "
+             f"{summary['knownFailures']} known distinct failures.", ""]
+    new = [f for f in summary["distinctFailures"] if not f["known"]]
+    known = [f for f in summary["distinctFailures"] if f["known"]]
+    lines += ["## New failures", "", "" if new else "none", ""]
+    for failure in new:
+        lines += [f"### {failure['signature']}", "",
                   f"{failure['runs']} runs; smallest seed {failure['seed']}; "
                   f"{failure['program_steps']} steps after shrinking.", "",
                   f"    {failure['message']}", "",
                   "Minimal program:", "", "```text", failure["program"] or "(empty)", "```", "",
                   f"Requirements: {', '.join(failure['failure_requirements']) or '-'}", "",
                   "Replay:", "", "```sh", failure["replay"], "```", ""]
+    lines += ["## Known failures", "",
+              "Signatures in the known-failures files: counted, not shrunk, not failing the "
+              "campaign." if known else "none", ""]
+    for failure in known:
+        reference = f" ({failure['reference']})" if failure.get("reference") else ""
+        lines += [f"- `{failure['signature']}`: {failure.get('title') or '?'}{reference}; "
+                  f"{failure['runs']} runs, smallest seed {failure['seed']}: "
+                  f"`{failure['replay']}`"]
+    lines += [""]
     unreached = summary["unreached"]
     lines += ["## Requirements no run reached", "",
               ", ".join(unreached) if unreached else "none", ""]

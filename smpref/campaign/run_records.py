@@ -15,7 +15,9 @@ class RunRecord:
     ``program`` is the program as text a person can read (for a failure: the minimal one), and
     ``program_json`` the same steps as a JSON array;
     ``requirements`` the requirement IDs the oracle reached while running it;
-    ``failure_requirements`` those reached by the failing step's command.
+    ``failure_requirements`` those reached by the failing step's command;
+    ``known`` whether the failure's signature is in the campaign's known-failures files
+    (:mod:`smpref.campaign.known_failures`): such a program is reported as it ran, unshrunk.
     """
 
     seed: int
@@ -32,6 +34,7 @@ class RunRecord:
     requirements: list[str] = field(default_factory=list)
     failure_requirements: list[str] = field(default_factory=list)
     exchange: str = ""
+    known: bool = False
 
     def row(self) -> dict[str, Any]:
         """The record as a dict with the runs table's column names."""
@@ -44,5 +47,5 @@ RUNS_SCHEMA = ", ".join([
     "executor STRING", "signature STRING", "message STRING", "program STRING",
     "program_json STRING", "program_steps INT", "requirements ARRAY<STRING>",
     "failure_requirements ARRAY<STRING>",
-    "exchange STRING",
+    "exchange STRING", "known BOOLEAN",
 ])

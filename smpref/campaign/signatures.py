@@ -1,8 +1,12 @@
 """The signature of a failure: stable across seeds and across shrinking.
 
 Like Hypothesis's ``InterestingOrigin``, it is the exception's type and the place it was raised
-(the innermost frame inside smpref or the tests), never its message, which carries random IDs
-and keys. A live target adds the command and the answer that diverged, by tag only.
+(the innermost frame inside smpref or the tests: its file, function and statement), never its
+message, which carries random IDs and keys. The statement's text, not its line number, names
+the place: two assertions in one function are two failures (the rotation machine's end check
+asserts both "every message arrived" and "every rotation ended"), and an edit elsewhere in the
+file does not rename a known failure. A live target adds the command and the answer that
+diverged, by tag only.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from pathlib import PurePath
 
 
 def origin(exc: BaseException) -> str:
-    """``Type@module/file.py:function``: the exception and the innermost frame of smpref's."""
+    """``Type@module/file.py:function:statement``: the exception and the innermost frame of
+    smpref's (the statement's source text, stripped, when the source is there)."""
     frames = traceback.extract_tb(exc.__traceback__)
     ours = [f for f in frames if "smpref" in PurePath(f.filename).parts
             or "tests" in PurePath(f.filename).parts] or frames
@@ -21,7 +26,7 @@ def origin(exc: BaseException) -> str:
     if ours:
         frame = ours[-1]
         path = PurePath(frame.filename)
-        where = f"{'/'.join(path.parts[-2:])}:{frame.name}"
+        where = f"{'/'.join(path.parts[-2:])}:{frame.name}:{(frame.line or '').strip()}"
     return f"{type(exc).__name__}@{where}"
 
 

@@ -50,18 +50,21 @@ class CampaignConfig:
     address: str | None = None
     partitions: int | None = None
     python_archive: Path | None = None
+    #: known-failures files beside the shipped one (:mod:`smpref.campaign.known_failures`)
+    known_files: tuple[Path, ...] = ()
 
 
 def run_partition(seeds: Iterable[int], target: str, address: str | None, steps: int,
-                  counters: tuple[Accumulator[int], Accumulator[int]] | None = None
-                  ) -> Iterator[dict[str, Any]]:
+                  counters: tuple[Accumulator[int], Accumulator[int]] | None = None, *,
+                  known: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
     """Executor side: one target for the partition, one row per seed; ``counters`` (runs,
-    failed runs) are Spark accumulators that the driver's progress reads."""
+    failed runs) are Spark accumulators that the driver's progress reads; ``known`` the
+    signatures reported as known and not shrunk."""
     from smpref.campaign.planted import plant_from_environment
     from smpref.campaign.targets import build
 
     plant_from_environment()
-    runner = build(target, address)
+    runner = build(target, address, known)
     runner.open()
     try:
         for seed in seeds:
@@ -83,6 +86,8 @@ def session(config: CampaignConfig) -> SparkSession:
     # source checkout in that folder would shadow the installed package (which carries spec/).
     os.environ["PYTHONSAFEPATH"] = "1"
     logging = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
+    if config.master.startswith("local"):
+        logging += " " + LOCAL_JVM_OPTIONS
     builder = (SparkSession.builder.master(config.master).appName("smpref campaign")
                .config("spark.driver.extraJavaOptions", logging)
                .config("spark.executor.extraJavaOptions", logging)
@@ -107,6 +112,13 @@ def session(config: CampaignConfig) -> SparkSession:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+#: JVM options for a local master. There the JVM only schedules tasks and writes Parquet (the
+#: programs run in Python workers), so its optimizing compiler and parallel collector cost
+#: more CPU than they save: with these, a small campaign's whole process tree used 14 CPU
+#: seconds instead of 24 (bench/README.md, "The suite").
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 #: runs per partition aimed at by default: progress (accumulators) moves as partitions end
@@ -168,14 +180,24 @@ class Progress:
 
 
 def run_campaign(config: CampaignConfig,
-                 progress: Callable[[Tick], None] | None = None) -> dict[str, Any]:
-    """Run the campaign and write its tables; return the summary (also in summary.json)."""
+                 progress: Callable[[Tick], None] | None = None,
+                 spark: SparkSession | None = None) -> dict[str, Any]:
+    """Run the campaign and write its tables; return the summary (also in summary.json).
+
+    With ``spark`` the campaign runs in that session (whose master wins over
+    ``config.master``) and leaves it running: a caller with many campaigns, a test session
+    for one, starts Spark once. Without it, the campaign starts its own and stops it."""
     from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
 
+    from smpref.campaign.known_failures import load_known
     from smpref.campaign.reports import write_reports
     from smpref.spec.requirements import requirement_texts
 
-    spark = session(config)
+    catalogue = load_known(config.known_files)  # a bad file fails before Spark starts
+    known = frozenset(catalogue)
+    owned = spark is None
+    if spark is None:
+        spark = session(config)
     try:
         started = time.perf_counter()
         sc = spark.sparkContext
@@ -184,7 +206,7 @@ def run_campaign(config: CampaignConfig,
         target, address, steps = config.target, config.address, config.steps
         counters = (sc.accumulator(0), sc.accumulator(0))
         rows = seeds.mapPartitions(lambda part: run_partition(part, target, address, steps,
-                                                              counters))
+                                                              counters, known=known))
         out = str(config.out)
         runs_started = time.perf_counter()
         with Progress(spark, counters, progress or (lambda _: None)):
@@ -201,34 +223,48 @@ def run_campaign(config: CampaignConfig,
         coverage = (every.join(reached, "requirement", "left")
                     .fillna(0, subset=["runs"]).orderBy("requirement"))
         coverage.write.mode("overwrite").parquet(f"{out}/coverage")
+        failed = F.col("verdict") == "fail"
         totals = runs.agg(F.count("*").alias("runs"), F.sum("steps").alias("steps"),
-                          F.sum(F.when(F.col("verdict") == "fail", 1).otherwise(0))
-                          .alias("failed")).first()
+                          F.sum(F.when(failed, 1).otherwise(0)).alias("failed"),
+                          F.sum(F.when(failed & ~F.col("known"), 1).otherwise(0))
+                          .alias("new")).first()
         assert totals is not None
+        distinct = [row.asDict() for row in failures.orderBy("seed").collect()]
+        for failure in distinct:
+            entry = catalogue.get(failure["signature"])
+            failure["title"] = entry.title if entry else ""
+            failure["reference"] = entry.reference if entry else ""
         summary = {
-            "target": config.target, "master": config.master, "firstSeed": config.first_seed,
+            "target": config.target, "master": sc.master, "firstSeed": config.first_seed,
             "runs": int(totals["runs"]), "steps": int(totals["steps"] or 0),
-            "failedRuns": int(totals["failed"] or 0), "partitions": slices,
+            "failedRuns": int(totals["failed"] or 0),
+            "newFailedRuns": int(totals["new"] or 0),
+            "knownFailedRuns": int(totals["failed"] or 0) - int(totals["new"] or 0),
+            "newFailures": sum(1 for f in distinct if not f["known"]),
+            "knownFailures": sum(1 for f in distinct if f["known"]),
+            "partitions": slices,
             "seconds": round(time.perf_counter() - started, 1),
             "runSeconds": round(run_seconds, 2),
-            "distinctFailures": [row.asDict() for row in failures.orderBy("seed").collect()],
+            "distinctFailures": distinct,
             "unreached": [row["requirement"] for row in coverage.where("runs = 0").collect()],
             "out": out,
         }
         write_reports(config, summary)
         return summary
     finally:
-        spark.stop()
+        if owned:
+            spark.stop()
 
 
 def failure_table(runs: DataFrame) -> DataFrame:
-    """One row per signature: how many runs hit it, and the smallest seed's record."""
+    """One row per signature: whether it is known, how many runs hit it, and the smallest
+    seed's record (for a new signature its minimal program; for a known one, as it ran)."""
     from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
 
     first = F.min(F.struct("seed", "program", "program_json", "program_steps", "message",
                            "exchange", "failure_requirements")).alias("first")
-    return (runs.where(F.col("verdict") == "fail").groupBy("target", "signature")
+    return (runs.where(F.col("verdict") == "fail").groupBy("target", "signature", "known")
             .agg(F.count("*").alias("runs"), first)
-            .select("target", "signature", "runs", "first.seed", "first.program",
+            .select("target", "signature", "known", "runs", "first.seed", "first.program",
                     "first.program_json", "first.program_steps", "first.message", "first.exchange",
                     "first.failure_requirements"))

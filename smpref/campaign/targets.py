@@ -21,9 +21,11 @@ from smpref.errors import UsageError
 
 
 class Target(Protocol):
-    """One partition's view of a target."""
+    """One partition's view of a target. A run whose failure has a signature in ``known`` is
+    reported as known and not shrunk (:mod:`smpref.campaign.known_failures`)."""
 
     name: str
+    known: frozenset[str]
 
     def open(self) -> None: ...
 
@@ -60,16 +62,19 @@ def targets() -> dict[str, TargetSpec]:
     return dict(_REGISTRY)
 
 
-def build(name: str, address: str | None) -> Target:
-    """The target ``name`` (with ``address`` for ``server``), or a UsageError naming the
-    choices."""
-    known = targets()
-    spec = known.get(name)
+def build(name: str, address: str | None, known: frozenset[str] = frozenset()) -> Target:
+    """The target ``name`` (with ``address`` for ``server``) knowing the failure signatures
+    ``known``, or a UsageError naming the choices."""
+    registered = targets()
+    spec = registered.get(name)
     if spec is None:
-        raise UsageError(f"unknown target {name!r}: expected one of {', '.join(sorted(known))}")
+        raise UsageError(f"unknown target {name!r}: expected one of "
+                         f"{', '.join(sorted(registered))}")
     if spec.needs_address and not address:
         raise UsageError(f"the target {name!r} needs --address smp://...")
-    return spec.factory(address)
+    target = spec.factory(address)
+    target.known = known
+    return target
 
 
 def executor_name() -> str:

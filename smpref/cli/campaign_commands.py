@@ -92,15 +92,20 @@ def campaign_targets() -> None:
                    "spark.archives; without it, executors run this interpreter.")
 @click.option("--out", type=FOLDER_PATH, default=Path("campaign"), show_default=True,
               help="Folder for the Parquet tables, summary.json and report.md.")
+@click.option("--known", "known_files", type=FILE_PATH, multiple=True,
+              help="A file of known failure signatures (TOML, docs/campaign.md), read beside "
+                   "the one smpref ships; repeatable. Known failures are reported apart, not "
+                   "shrunk, and do not fail the campaign.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def campaign_run(runs: int, first_seed: int, target: str, address: str | None,  # noqa: PLR0917
                  steps: int, master: str, partitions: int | None, python_archive: Path | None,
-                 out: Path, as_json: bool) -> None:
-    """Run a campaign; exit status 1 when any run failed.
+                 out: Path, known_files: tuple[Path, ...], as_json: bool) -> None:
+    """Run a campaign; exit status 1 when a run failed with a signature that is not known.
 
     Writes OUT/runs, OUT/failures and OUT/coverage as Parquet, OUT/summary.json and
-    OUT/report.md, with one replay command per distinct failure.
+    OUT/report.md, with one replay command per distinct failure, new and known apart.
     """
+    from smpref.campaign.known_failures import load_known
     from smpref.campaign.targets import build
 
     try:
@@ -108,13 +113,15 @@ def campaign_run(runs: int, first_seed: int, target: str, address: str | None,  
     except ImportError:
         fail("pyspark is not installed: pip install 'pyspark>=4.0' (and Java 17)")
     build(target, address)  # an unknown target or a missing address fails before Spark starts
+    load_known(known_files)  # so does a known-failures file that cannot be read
     if python_archive is not None and not python_archive.is_file():
         fail("no such file", path=python_archive, option="--python-archive")
     from smpref.campaign.spark_job import CampaignConfig, run_campaign
 
     config = CampaignConfig(runs=runs, first_seed=first_seed, target=target, steps=steps,
                             master=master, out=output_folder(out, "--out"), address=address,
-                            partitions=partitions, python_archive=python_archive)
+                            partitions=partitions, python_archive=python_archive,
+                            known_files=tuple(known_files))
     try:
         with CampaignProgress(runs) as progress:
             summary = run_campaign(config, progress.update)
@@ -125,12 +132,12 @@ def campaign_run(runs: int, first_seed: int, target: str, address: str | None,  
         raise
     shown = dict(summary)
     shown["distinctFailures"] = [
-        {k: f[k] for k in ("signature", "runs", "seed", "program_steps", "program_json",
-                           "message", "replay")}
+        {k: f[k] for k in ("signature", "known", "title", "runs", "seed", "program_steps",
+                           "program_json", "message", "replay")}
         for f in summary["distinctFailures"]]
     shown["unreached"] = len(summary["unreached"])
     emit(shown, as_json)
-    if summary["failedRuns"]:
+    if summary["newFailedRuns"]:  # known failures are reported, not counted
         sys.exit(EXIT_FAILED)
 
 
