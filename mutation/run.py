@@ -5,9 +5,20 @@ journal store and the model server's command dispatch.
 
 Each module is mutated in its own copy of the *installed* package (the wheel's files, package
 data included), so the checkout is never touched and what is mutated is what the tests import.
-The sessions run two at a time (``--jobs``). The test command of a module is its state machines
-and rule tests only, at the CI size (the ``mutation`` profile: ``ci`` without shrinking),
-stopping at the first failure.
+The sessions run two at a time (``--jobs``). The test command of a module is its target's
+tests, cheapest first (the rule tests in under a second, the state machines last), at the CI
+size (the ``mutation`` profile: ``ci`` without shrinking), stopping at the first failure: most
+mutants are killed by the first file, and only a survivor pays for every test. Tests that plant
+their own bug in a machine (they check the machine, not the module) are left out.
+
+Known equivalent mutants (:data:`EQUIVALENT`) are recognised before they run, from the line
+they mutate, and counted as equivalent without running: running one can only kill it (it
+counts as equivalent either way in the kill rate), and a survivor costs every test of its
+target. ``--run-equivalents`` runs them as well.
+
+``--since REV`` is the incremental mode: only mutants on lines that ``git diff REV`` shows as
+added or changed in the mutated modules are judged (the rest are skipped), so that a change
+can be judged before it is committed (docs/testing.md, "Mutation testing").
 
 Writes, under ``--out`` (default reports/mutation): ``<module>.<shard>.sqlite`` (cosmic-ray's
 sessions: each module is cut into ``--jobs`` shards that run side by side),
@@ -256,6 +267,57 @@ def equivalent(module: str, operator: str, diff: str) -> str:
     return ""
 
 
+#: the output a mutant gets when it is counted as a known equivalent without running
+NOT_RUN = "not run: known equivalent"
+
+
+def _names_operator(entry: str, operator: str) -> bool:
+    """Whether an entry's operator names ``operator`` exactly: any operator (""), the whole
+    name or its last part ("NotEq_Gt" names ..._NotEq_Gt but not ..._NotEq_GtE), or a whole
+    family ("ReplaceComparisonOperator")."""
+    return (not entry or operator.endswith(("/" + entry, "_" + entry))
+            or f"/{entry}_" in operator)
+
+
+def pre_run_equivalent(module: str, operator: str, source: list[str], line: int) -> str:
+    """Why the mutant of ``operator`` on ``line`` (1-based) of ``source`` is a known
+    equivalent, judged before running it: the diff it would give removes that line, with the
+    line before as context. "" when it is not known to be. Stricter than :func:`equivalent`
+    about the operator, so that a mutant is never left unrun on a looser match."""
+    before = source[line - 2] if line >= 2 else ""
+    removed = source[line - 1] if 0 < line <= len(source) else ""
+    why = equivalent(module, operator, f"--- a\n+++ b\n@@ -{line} +{line} @@\n {before}\n"
+                                       f"-{removed}\n")
+    if not why:
+        return ""
+    named = [e for e in EQUIVALENT if e.why == why and e.module in ("*", module)]
+    return why if any(_names_operator(e.operator, operator) for e in named) else ""
+
+
+def changed_lines(diff: str) -> set[int]:
+    """The lines of the new file that ``git diff -U0`` output adds or changes; for a hunk that
+    only deletes, the lines on either side of the deletion."""
+    lines: set[int] = set()
+    for header in diff.splitlines():
+        if not header.startswith("@@"):
+            continue
+        new = header.split(" ")[2]  # +start[,count]
+        start, _, count = new[1:].partition(",")
+        first, size = int(start), int(count) if count else 1
+        lines.update(range(first, first + size) if size else (first, first + 1))
+    return lines
+
+
+def lines_changed_since(revision: str, module: str) -> set[int]:
+    """The lines of ``module`` (a path in the checkout) changed since ``revision``, committed
+    or not: what ``--since`` judges."""
+    done = subprocess.run(["git", "diff", "-U0", "--no-color", revision, "--", module],
+                          cwd=REPO, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"--since {revision}: git diff failed: {done.stderr.strip()}")
+    return changed_lines(done.stdout)
+
+
 @dataclass(frozen=True)
 class Target:
     """A group of modules and the tests that must kill their mutants."""
@@ -265,11 +327,12 @@ class Target:
     tests: tuple[str, ...]
 
 
-#: the deployed profile's tests come first: a deployed client against in-process servers
-#: exercises the core commands, which both profiles share, in about a second
-MACHINES_AND_RULES = ("tests/test_deployed_serve.py", "tests/test_model_machine.py",
-                      "tests/test_model_rules.py", "tests/test_rule_table.py",
-                      "tests/test_dialect_machine.py", "tests/test_deployed_model.py")
+#: cheapest first (seconds at the CI size, measured 2026-11-25): the rule table (0.06 s), the
+#: deployed model's rules (0.01 s), the model's rule tests (1.2 s), a deployed client against
+#: in-process servers (0.7 s), then the state machines (6 s and 10 s)
+MACHINES_AND_RULES = ("tests/test_rule_table.py", "tests/test_deployed_model.py",
+                      "tests/test_model_rules.py", "tests/test_deployed_serve.py",
+                      "tests/test_model_machine.py", "tests/test_dialect_machine.py")
 TARGETS = (
     Target("model rules", ("smpref/model/rules.py", "smpref/model/effects.py",
                            "smpref/model/delivery.py", "smpref/model/retention.py",
@@ -277,7 +340,6 @@ TARGETS = (
            MACHINES_AND_RULES),
     Target("ratchet", ("smpref/crypto/ratchet.py",),
            ("tests/test_ratchet.py", "tests/test_model_machine.py")),
-    # fastest first: a mutant stops at its first failing test
     Target("store journal", ("smpref/store/journal.py",),
            ("tests/test_store_journal_upkeep.py", "tests/test_store_journal.py",
             "tests/test_store_faults.py", "tests/test_store_machine.py")),
@@ -296,9 +358,15 @@ def installed_package() -> Path:
     return Path(smpref.__file__).resolve().parent
 
 
+#: tests that plant a bug of their own to show a machine catches it: they check the machine,
+#: not the mutated module, and pass whatever the module does
+PLANTED = "not planted"
+
+
 def _config(module: str, tests: tuple[str, ...]) -> str:
-    command = " ".join([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                        *tests])
+    # -n 0: one mutant is one process; the suite's own -n auto would start workers per mutant
+    command = " ".join([sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p",
+                        "no:cacheprovider", "-k", f"'{PLANTED}'", *tests])
     excluded = ",\n  ".join(json.dumps(o) for o in EXCLUDED_OPERATORS)
     return (f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = 120.0\n'
             f'excluded-modules = []\ntest-command = "{command}"\n\n'
@@ -330,13 +398,16 @@ def _forget_survivors(session: Path) -> int:
 
 
 def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *,
-              sample: int | None = None, rerun: bool = False
+              sample: int | None = None, rerun: bool = False, lines: set[int] | None = None,
+              run_equivalents: bool = False
               ) -> tuple[list[tuple[dict[str, Any], dict[str, Any]]], float]:
     """One cosmic-ray session over one module's mutants number ``shard`` modulo ``shards``, in
     a fresh copy of the installed package: its (job, result) pairs and how long it took. With
     ``sample``, only that many of the module's mutants, drawn with a fixed seed, are run. With
     ``rerun``, the session in ``out`` is continued: the mutants it has no result for run, and
-    its survivors run again (after new tests); the module must be the one it was made from."""
+    its survivors run again (after new tests); the module must be the one it was made from.
+    With ``lines``, only the mutants on those lines are judged. Known equivalents are counted
+    without running, unless ``run_equivalents``."""
     from cosmic_ray.work_db import WorkDB, use_db  # type: ignore[import-untyped]
     from cosmic_ray.work_item import WorkerOutcome, WorkResult  # type: ignore[import-untyped]
 
@@ -373,6 +444,24 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
             items = sorted(db.pending_work_items, key=lambda i: (
                 tuple(i.mutations[0].start_pos), i.mutations[0].operator_name,
                 i.mutations[0].occurrence))
+            source = (installed_package().parent / module).read_text().splitlines()
+            if lines is not None:
+                elsewhere = [i.job_id for i in items
+                             if i.mutations[0].start_pos[0] not in lines]
+                db.set_multiple_results(elsewhere, WorkResult(
+                    worker_outcome=WorkerOutcome.SKIPPED, output="line not changed"))
+                items = [i for i in items if i.mutations[0].start_pos[0] in lines]
+            if not run_equivalents and sample is None:
+                known = [(i, pre_run_equivalent(module, i.mutations[0].operator_name, source,
+                                                i.mutations[0].start_pos[0])) for i in items]
+                for item, why in known:
+                    if why:  # counted once, by the first shard; never run by any
+                        removed = source[item.mutations[0].start_pos[0] - 1]
+                        db.set_result(item.job_id, WorkResult(
+                            worker_outcome=WorkerOutcome.SKIPPED, output=f"{NOT_RUN}: {why}",
+                            diff=f"-{removed}\n(not run)") if shard == 0 else WorkResult(
+                            worker_outcome=WorkerOutcome.SKIPPED, output="another shard"))
+                items = [item for item, why in known if not why]
             pending = [item.job_id for item in items]
             if sample is not None and sample < len(pending):
                 chosen = set(random.Random(f"{module} {sample}").sample(pending, sample))
@@ -409,6 +498,14 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
     for job_id, result in by_job.items():
         outcome = result["test_outcome"] if result["worker_outcome"] == "normal" else \
             result["worker_outcome"]
+        if outcome == "skipped" and (result.get("output") or "").startswith(NOT_RUN):
+            outcome = "equivalent, not run"
+            mutation = jobs[job_id]["mutations"][0]
+            survivors.append({"module": module, "line": mutation["start_pos"][0],
+                              "operator": mutation["operator_name"],
+                              "occurrence": mutation["occurrence"],
+                              "diff": result.get("diff", ""), "not_run": True,
+                              "equivalent": result["output"].removeprefix(f"{NOT_RUN}: ")})
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
         if outcome == "survived":
             mutation = jobs[job_id]["mutations"][0]
@@ -423,15 +520,36 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
     # equivalent survivors, and mutants cosmic-ray could not run ("incompetent"), are not
     # counted against the tests
     explained = sum(bool(s["equivalent"]) for s in survivors) + outcomes.get("incompetent", 0)
+    seconds_per_mutant = seconds / max(1, mutants - outcomes.get("equivalent, not run", 0))
     return {"target": target.name, "module": module, "mutants": mutants, "killed": killed,
             "survived": outcomes.get("survived", 0), "equivalent": explained,
             "outcomes": outcomes,
             "kill_rate": round(killed / (mutants - explained), 4) if mutants > explained
             else 1.0,
-            "seconds": round(seconds, 1), "survivors": survivors}
+            "seconds": round(seconds, 1), "seconds_per_judged_mutant": round(seconds_per_mutant, 2),
+            "survivors": survivors}
 
 
-def main(argv: list[str] | None = None) -> int:
+def changed_modules(revision: str, modules: list[tuple[Target, str]]
+                    ) -> tuple[list[tuple[Target, str]], dict[str, set[int]]]:
+    """``--since``: the modules with lines changed since ``revision``, and those lines. The
+    installed copy (what is mutated) must be the checkout's, or the line numbers would not
+    be the diff's."""
+    changed: dict[str, set[int]] = {}
+    for _, module in modules:
+        if _fingerprint(module) != hashlib.sha256((REPO / module).read_bytes()).hexdigest():
+            raise SystemExit(f"{module}: the installed copy is not the checkout's: reinstall "
+                             "(make .venv/.installed) before --since")
+        changed[module] = lines_changed_since(revision, module)
+    kept = [(t, m) for t, m in modules if changed[m]]
+    print(f"--since {revision}: " + (", ".join(f"{m} ({len(changed[m])} lines)"
+                                               for _, m in kept)
+                                     or "no mutated module changed: nothing to judge"))
+    return kept, changed
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``make mutate``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("reports/mutation"))
     parser.add_argument("--jobs", type=int, default=2,
@@ -447,8 +565,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", action="append", default=[], metavar="MODULE=N",
                         help="run a seeded random sample of N of a module's mutants "
                              "(repeatable; default: every mutant)")
+    parser.add_argument("--since", metavar="REV", default=None,
+                        help="incremental: judge only the mutants on lines changed since the "
+                             "git revision REV (committed or not), e.g. --since HEAD")
+    parser.add_argument("--run-equivalents", action="store_true",
+                        help="run the known equivalent mutants too (default: counted as "
+                             "equivalent without running)")
     parser.add_argument("--equivalents-table", action="store_true",
                         help="print the table of known equivalent mutants for docs/testing.md")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.equivalents_table:
         print(equivalents_table(), end="")
@@ -463,6 +592,11 @@ def main(argv: list[str] | None = None) -> int:
         if not size.isdigit() or int(size) < 1:
             parser.error(f"--sample {item}: expected MODULE=N with N a positive number")
         samples[module] = int(size)
+    changed: dict[str, set[int]] = {}
+    if args.since is not None:
+        if args.resume:
+            parser.error("--since and --resume do not go together")
+        modules, changed = changed_modules(args.since, modules)
     shards = [(t, m, k) for t, m in modules for k in range(args.jobs)]
     started = time.monotonic()
     if args.report_only:
@@ -472,7 +606,9 @@ def main(argv: list[str] | None = None) -> int:
             done = list(pool.map(lambda tmk: run_shard(tmk[0], tmk[1], tmk[2], args.jobs,
                                                        args.out.resolve(),
                                                        sample=samples.get(tmk[1]),
-                                                       rerun=args.resume),
+                                                       rerun=args.resume,
+                                                       lines=changed.get(tmk[1]),
+                                                       run_equivalents=args.run_equivalents),
                                  shards))
     results = []
     for t, m in modules:

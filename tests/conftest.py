@@ -15,8 +15,14 @@ it, or the one HYPOTHESIS_PROFILE names, so the settings in force are always the
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 settings.register_profile("default", max_examples=60, deadline=None)
 settings.register_profile(
@@ -39,3 +45,23 @@ settings.load_profile(
     or os.environ.get("SMPREF_HYPOTHESIS_PROFILE")
     or ("ci" if os.environ.get("CI") else "default")
 )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Heavy tests first (a stable sort): the workers start the longest tests at once and fill
+    in with the short ones, instead of one worker finishing alone with the last long test."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    """One SparkSession on local[2] for every in-process campaign of a test session (a session
+    takes seconds to start). Tests that use it are in the xdist group "spark", so that one
+    worker starts it; it is stopped once, at the end."""
+    from smpref.campaign.spark_job import CampaignConfig, session
+
+    config = CampaignConfig(runs=1, first_seed=0, target="model", steps=1, master="local[2]",
+                            out=tmp_path_factory.mktemp("spark"))
+    started = session(config)
+    yield started
+    started.stop()

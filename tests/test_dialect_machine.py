@@ -69,6 +69,7 @@ def test_rendering_spells_each_profile_and_coarse_forgets_the_spelling() -> None
             render(Seen(abstract), Dialect.DEPLOYED))
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("planted", ["sub-answers-ok", "deployed-body-loses-its-flag"])
 def test_a_planted_profile_bug_fails_the_machine(planted: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:

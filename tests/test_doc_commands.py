@@ -74,6 +74,7 @@ def adapted(args: list[str], live: str, tmp: Path) -> list[str]:
     return out
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("page", "lines"), BLOCKS,
                          ids=[f"{p}:{lines[0][:50]}" for p, lines in BLOCKS])
 def test_a_documented_block_runs(page: str, lines: list[str], tmp_path: Path,

@@ -6,6 +6,8 @@ import json
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 import smpref
 from smpref.resources import data_file, grammar_text, spec_text
 
@@ -37,6 +39,7 @@ def test_vectors_are_package_data_identical_to_the_sources() -> None:
         assert (packaged / path).read_bytes() == (ROOT / "vectors" / path).read_bytes(), path
 
 
+@pytest.mark.heavy
 def test_the_wheel_runs_the_main_job_outside_the_repository(tmp_path: Path) -> None:
     """A wheel built from this tree, installed into a new virtualenv, runs ``smpref run`` from
     a folder outside the repository. The new environment takes its dependencies from the test

@@ -72,3 +72,97 @@ def test_the_kill_rate_leaves_out_equivalents_only(runner: ModuleType) -> None:
     assert (summary["mutants"], summary["killed"], summary["equivalent"]) == (8, 6, 1)
     assert summary["kill_rate"] == round(6 / 7, 4)
     assert [bool(s["equivalent"]) for s in summary["survivors"]] == [True, False]
+
+
+def test_changed_lines_reads_git_diff_hunks(runner: ModuleType) -> None:
+    diff_text = ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n"
+                 "@@ -3 +3 @@ def f():\n-    return 1\n+    return 2\n"
+                 "@@ -10,0 +11,2 @@\n+a = 1\n+b = 2\n"
+                 "@@ -20,3 +22,0 @@\n-x\n-y\n-z\n")
+    # a changed line, two added lines, and both sides of a deletion
+    assert runner.changed_lines(diff_text) == {3, 11, 12, 22, 23}
+    assert runner.changed_lines("") == set()
+
+
+def test_since_judges_only_the_lines_a_change_touched(runner: ModuleType,
+                                                      tmp_path: Path) -> None:
+    """--since REV in a real repository: an uncommitted edit of one line of a committed
+    file is the only line selected."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    module = tmp_path / "smpref" / "m.py"
+    module.parent.mkdir()
+    module.write_text("".join(f"x{n} = {n}\n" for n in range(1, 11)))
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "m")
+    module.write_text(module.read_text().replace("x7 = 7", "x7 = 70"))
+    original = runner.REPO
+    runner.REPO = tmp_path
+    try:
+        assert runner.lines_changed_since("HEAD", "smpref/m.py") == {7}
+        with pytest.raises(SystemExit, match="git diff failed"):
+            runner.lines_changed_since("no-such-revision", "smpref/m.py")
+    finally:
+        runner.REPO = original
+
+
+def test_a_known_equivalent_is_recognised_before_it_runs(runner: ModuleType) -> None:
+    source = ["def f(state, data):", "        if len(data) > state.write_bytes:", "    pass"]
+    journal = "smpref/store/journal.py"
+    assert runner.pre_run_equivalent(journal, "core/ReplaceComparisonOperator_Gt_NotEq",
+                                     source, 2)
+    assert not runner.pre_run_equivalent(journal, "core/ReplaceComparisonOperator_Gt_GtE",
+                                         source, 2)
+    assert not runner.pre_run_equivalent(journal, "core/ReplaceComparisonOperator_Gt_NotEq",
+                                         source, 3)
+    # an entry with `after` needs that line just before
+    loop = ["            if not over and not idle:", "                break"]
+    assert runner.pre_run_equivalent(journal, "core/ReplaceBreakWithContinue", loop, 2)
+    assert not runner.pre_run_equivalent(journal, "core/ReplaceBreakWithContinue",
+                                         ["    other", "                break"], 2)
+
+
+def test_an_equivalent_not_run_counts_as_an_equivalent_mutant(runner: ModuleType) -> None:
+    target = runner.TARGETS[2]
+    job = {"job_id": "1", "mutations": [{"start_pos": [5, 0], "operator_name": "op",
+                                         "occurrence": 0}]}
+    skipped = {"worker_outcome": "skipped", "output": f"{runner.NOT_RUN}: because", "diff": ""}
+    other = ({"job_id": "2", "mutations": [{"start_pos": [6, 0], "operator_name": "op",
+                                            "occurrence": 0}]},
+             {"worker_outcome": "skipped", "output": "line not changed"})
+    killed = ({"job_id": "3", "mutations": [{"start_pos": [7, 0], "operator_name": "op",
+                                             "occurrence": 0}]},
+              {"worker_outcome": "normal", "test_outcome": "killed"})
+    summary = runner.summarize(target, "smpref/store/journal.py",
+                               [(job, skipped), other, killed], 2.0)
+    assert (summary["mutants"], summary["killed"], summary["equivalent"]) == (2, 1, 1)
+    assert summary["kill_rate"] == 1.0
+    assert summary["survivors"][0]["equivalent"] == "because"
+    assert summary["seconds_per_judged_mutant"] == 2.0  # one mutant ran
+
+
+def test_each_targets_tests_run_cheapest_first_and_without_workers(runner: ModuleType) -> None:
+    model = runner.TARGETS[0]
+    assert model.tests[0] == "tests/test_rule_table.py"
+    assert model.tests[-2:] == ("tests/test_model_machine.py", "tests/test_dialect_machine.py")
+    config = runner._config("smpref/model/rules.py", model.tests)
+    assert " -x " in config and " -n 0 " in config and "not planted" in config
+
+
+def test_a_mutant_is_left_unrun_only_on_an_exact_operator_match(runner: ModuleType) -> None:
+    """The known equivalent `!=` -> `>` on this line does not excuse `!=` -> `>=` from running
+    (the post-run check matches operators by substring; the pre-run one may not)."""
+    source = ["def step(record):", "    if record.seq != 0:"]
+    ratchet = "smpref/crypto/ratchet.py"
+    assert runner.pre_run_equivalent(ratchet, "core/ReplaceComparisonOperator_NotEq_Gt",
+                                     source, 2)
+    assert not runner.pre_run_equivalent(ratchet, "core/ReplaceComparisonOperator_NotEq_GtE",
+                                         source, 2)
+    # a family entry names every operator of the family
+    server = "smpref/model/server.py"
+    assert runner.pre_run_equivalent(server, "core/ReplaceComparisonOperator_Eq_Lt",
+                                     ['        if entity == "link_key":'], 1)

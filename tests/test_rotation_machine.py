@@ -54,6 +54,7 @@ def run(profile: Profile, size: settings = SIZE) -> Counter[str]:
     return machine.TOTALS
 
 
+@pytest.mark.heavy
 @req("ROT-2", "ROT-5", "ROT-6", "ROT-7", "ROT-8", "ROT-9", "ROT-10", "ROT-11", "ROT-12",
      "ROT-13")
 def test_the_seed_flow_keeps_every_message_under_the_machine() -> None:

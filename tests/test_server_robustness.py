@@ -204,6 +204,7 @@ def test_flood_of_new(live: ThreadedServer) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.heavy
 @req("MSG-9", "MSG-2")
 def test_load_200_clients_50_messages_each(live: ThreadedServer) -> None:
     """100 senders and 100 subscribed receivers, 50 messages per pair: all arrive, once."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 from machine_depth import shortfalls
@@ -23,6 +24,7 @@ SIZE = settings(_profile, max_examples=_profile.max_examples * 2, deadline=None,
                 # the depth floors hold for these exact runs; the long profile explores
                 derandomize=not LONG, database=None if not LONG else _profile.database,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@pytest.mark.heavy
 @req("STORE-18", "STORE-7", "STORE-14", "MSG-9", "RET-5")
 def test_the_journal_store_behaves_as_the_memory_store() -> None:
     class Run(DifferentialMachine):
