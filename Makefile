@@ -31,7 +31,11 @@ $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 run: $(VENV)/.installed
 	$(BIN)/smpref run --reports reports --vectors vectors
 
-test: lint typecheck unit vectors docs
+# Lint, mypy and the vectors' check run beside the suite, which leaves part of a core idle
+# (docs/testing.md, "Speed"); the docs build comes after, since it writes pages tests read.
+test: $(VENV)/.installed
+	$(MAKE) --no-print-directory -j2 lint typecheck unit vectors
+	$(MAKE) --no-print-directory docs
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check smpref tests bench mutation

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,12 +272,14 @@ def equivalent(module: str, operator: str, diff: str) -> str:
 NOT_RUN = "not run: known equivalent"
 
 
-def _names_operator(entry: str, operator: str) -> bool:
-    """Whether an entry's operator names ``operator`` exactly: any operator (""), the whole
-    name or its last part ("NotEq_Gt" names ..._NotEq_Gt but not ..._NotEq_GtE), or a whole
-    family ("ReplaceComparisonOperator")."""
-    return (not entry or operator.endswith(("/" + entry, "_" + entry))
-            or f"/{entry}_" in operator)
+def _names_operator(entry: Equivalent, operator: str) -> bool:
+    """Whether an entry names ``operator`` exactly, in its own module: by the whole name or its
+    last part ("NotEq_Gt" names ..._NotEq_Gt but not ..._NotEq_GtE). Entries for any module
+    ("*"), any operator ("") or a family ("ReplaceComparisonOperator") name none: they explain
+    the survivors of lines that also hold mutants the tests kill (a family entry may hold for
+    `<` and `!=` and not for `>`), so only a run can tell."""
+    return entry.module != "*" and bool(entry.operator) and operator.endswith(
+        ("/" + entry.operator, "_" + entry.operator))
 
 
 def pre_run_equivalent(module: str, operator: str, source: list[str], line: int) -> str:
@@ -290,8 +293,8 @@ def pre_run_equivalent(module: str, operator: str, source: list[str], line: int)
                                        f"-{removed}\n")
     if not why:
         return ""
-    named = [e for e in EQUIVALENT if e.why == why and e.module in ("*", module)]
-    return why if any(_names_operator(e.operator, operator) for e in named) else ""
+    named = [e for e in EQUIVALENT if e.why == why and e.module == module]
+    return why if any(_names_operator(e, operator) for e in named) else ""
 
 
 def changed_lines(diff: str) -> set[int]:
@@ -452,8 +455,14 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
                     worker_outcome=WorkerOutcome.SKIPPED, output="line not changed"))
                 items = [i for i in items if i.mutations[0].start_pos[0] in lines]
             if not run_equivalents and sample is None:
+                # a line with two mutants of one operator cannot tell them apart before they
+                # run (the diff is the same line): those run, and the table explains survivors
+                places = Counter((i.mutations[0].start_pos[0], i.mutations[0].operator_name)
+                                 for i in items)
                 known = [(i, pre_run_equivalent(module, i.mutations[0].operator_name, source,
-                                                i.mutations[0].start_pos[0])) for i in items]
+                                                i.mutations[0].start_pos[0])
+                          if places[i.mutations[0].start_pos[0], i.mutations[0].operator_name]
+                          == 1 else "") for i in items]
                 for item, why in known:
                     if why:  # counted once, by the first shard; never run by any
                         removed = source[item.mutations[0].start_pos[0] - 1]

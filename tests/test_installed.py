@@ -54,13 +54,13 @@ def test_the_wheel_runs_the_main_job_outside_the_repository(tmp_path: Path) -> N
                     "--no-build-isolation", "--wheel-dir", str(wheels), str(ROOT)], check=True)
     (wheel,) = wheels.glob("smpref-*.whl")
     fresh = tmp_path / "fresh"
-    venv.create(fresh, with_pip=True)
+    venv.create(fresh, with_pip=False)  # this environment's pip installs into it (--python)
     purelib = Path(subprocess.run([str(fresh / "bin" / "python"), "-c",
                                    "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   capture_output=True, text=True, check=True).stdout.strip())
     deps = Path(sysconfig.get_paths()["purelib"])
-    subprocess.run([str(fresh / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                    "--no-deps", "--no-index", str(wheel)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(fresh / "bin" / "python"),
+                    "install", "--quiet", "--no-deps", "--no-index", str(wheel)], check=True)
     (purelib / "test-dependencies.pth").write_text(f"{deps}\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -162,7 +162,13 @@ def test_a_mutant_is_left_unrun_only_on_an_exact_operator_match(runner: ModuleTy
                                      source, 2)
     assert not runner.pre_run_equivalent(ratchet, "core/ReplaceComparisonOperator_NotEq_GtE",
                                          source, 2)
-    # a family entry names every operator of the family
+    # a family entry holds for some operators of the family only: they run
     server = "smpref/model/server.py"
-    assert runner.pre_run_equivalent(server, "core/ReplaceComparisonOperator_Eq_Lt",
-                                     ['        if entity == "link_key":'], 1)
+    line = ["        if session.version < legacy.IMPLIED_SESSION_VERSION:"]
+    assert runner.equivalent(server, "core/ReplaceComparisonOperator_Lt_Gt", f"@@\n \n-{line[0]}\n")
+    assert not runner.pre_run_equivalent(server, "core/ReplaceComparisonOperator_Lt_Gt", line, 1)
+    # an entry for any operator explains survivors after they ran, never before
+    retention = "smpref/model/retention.py"
+    line = ["        if len(queue.link.blob.parts) == 1 or gain == 0:"]
+    assert runner.equivalent(retention, "core/AddNot", f"@@\n {''}\n-{line[0]}\n")
+    assert not runner.pre_run_equivalent(retention, "core/AddNot", line, 1)

@@ -79,7 +79,10 @@ def test_a_second_signal_ends_a_stuck_stop_at_once(tmp_path: Path) -> None:
     with ServeProcess(folder) as server:  # the default drain: 10 s, then 20 s more
         hang_the_disk(server, folder)
         server.process.send_signal(signal.SIGTERM)
-        time.sleep(1.0)
+        deadline = time.monotonic() + 30  # the first signal is taken: the stop has begun
+        while not any(e.get("event") == "stopping" for e in server.events()):
+            assert time.monotonic() < deadline and server.process.poll() is None
+            time.sleep(0.01)
         assert server.process.poll() is None, "the stop is stuck, as arranged"
         server.process.send_signal(signal.SIGINT)
         code, seconds = wait_exit(server, 10)

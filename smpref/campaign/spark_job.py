@@ -86,11 +86,13 @@ def session(config: CampaignConfig) -> SparkSession:
     # source checkout in that folder would shadow the installed package (which carries spec/).
     os.environ["PYTHONSAFEPATH"] = "1"
     logging = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
-    if config.master.startswith("local"):
-        logging += " " + LOCAL_JVM_OPTIONS
+    # the driver only schedules, wherever the executors are; a local master's executor is the
+    # driver's own JVM
+    driver = f"{logging} {LOCAL_JVM_OPTIONS}"
+    executor = driver if config.master.startswith("local") else logging
     builder = (SparkSession.builder.master(config.master).appName("smpref campaign")
-               .config("spark.driver.extraJavaOptions", logging)
-               .config("spark.executor.extraJavaOptions", logging)
+               .config("spark.driver.extraJavaOptions", driver)
+               .config("spark.executor.extraJavaOptions", executor)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.python.worker.reuse", "true")
@@ -114,10 +116,11 @@ def session(config: CampaignConfig) -> SparkSession:
     return spark
 
 
-#: JVM options for a local master. There the JVM only schedules tasks and writes Parquet (the
-#: programs run in Python workers), so its optimizing compiler and parallel collector cost
-#: more CPU than they save: with these, a small campaign's whole process tree used 14 CPU
-#: seconds instead of 24 (bench/README.md, "The suite").
+#: JVM options for the driver, and for a local master's executor (the same JVM). There the JVM
+#: only schedules tasks and writes Parquet (the programs run in Python workers), so its
+#: optimizing compiler and parallel collector cost more CPU than they save: with these, a
+#: small campaign's whole process tree used 14 CPU seconds instead of 24 (bench/README.md,
+#: "The suite").
 LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 

@@ -153,7 +153,7 @@ def _unwrap(strategy: Any) -> Any:
     return strategy
 
 
-def _transform(strategy: Any, value: Any, chooser: Chooser) -> Any:
+def _transform(strategy: Any, value: Any) -> Any:
     """Apply a sampled_from's own ``.map`` transformations (filters are not translated)."""
     for name, function in getattr(strategy, "_transformations", ()):
         if name != "map":
@@ -176,7 +176,7 @@ def draw(strategy: st.SearchStrategy[Any], chooser: Chooser) -> Any:
     if kind in {"SampledFromStrategy", "JustStrategy"}:
         elements = inner.elements
         index = chooser.integer(0, len(elements) - 1) if len(elements) > 1 else 0
-        return _transform(inner, elements[index], chooser)
+        return _transform(inner, elements[index])
     if kind == "BytesStrategy":
         return chooser.binary(inner.min_size, inner.max_size)
     if kind == "DataStrategy":
