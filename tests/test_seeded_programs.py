@@ -170,3 +170,26 @@ def test_data_draws_go_through_the_same_chooser() -> None:
     again = run_program(Draws, RandomChooser(5, 10), 10)
     assert first.machine.got == again.machine.got and set(first.machine.got) == {"p", "q"}
     assert "# drew" in first.steps[0]
+
+
+def test_teardown_runs_even_when_a_shrink_attempt_is_cut_short() -> None:
+    """Hypothesis ends a shrink attempt with a BaseException (StopTest): it passes through,
+    and the machine's teardown has still cleaned up."""
+
+    class Stop(BaseException):
+        pass
+
+    torn: list[bool] = []
+
+    class Cut(RuleBasedStateMachine):
+        @rule()
+        def stop(self) -> None:
+            raise Stop
+
+        def teardown(self) -> None:
+            torn.append(True)
+            raise AssertionError("an end check that fails: not the outcome of a cut attempt")
+
+    with pytest.raises(Stop):
+        run_program(Cut, RandomChooser(0, 3), 3)
+    assert torn == [True]

@@ -267,7 +267,8 @@ def run_program(machine: type[RuleBasedStateMachine], chooser: Chooser,
                 max_steps: int) -> ProgramOutcome:
     """One program: the initializers (in a chosen order), then up to ``max_steps`` rules chosen
     among those enabled, every invariant after each; ``teardown`` always. Exceptions are the
-    outcome's failure, not raised."""
+    outcome's failure, not raised; what is not an Exception (Hypothesis ending a shrink
+    attempt, an interrupt) passes through, after ``teardown`` has cleaned up."""
     spec = machine_spec(machine)
     outcome = ProgramOutcome()
     try:
@@ -275,6 +276,7 @@ def run_program(machine: type[RuleBasedStateMachine], chooser: Chooser,
     except Exception as exc:  # a machine that cannot start is a failing program, as data
         outcome.failure = exc
         return outcome
+    interrupted = True  # until the program ends or fails as a program
     try:
         pending = list(spec.initializers)
         while pending:
@@ -295,13 +297,16 @@ def run_program(machine: type[RuleBasedStateMachine], chooser: Chooser,
             finally:
                 chooser.step(False)
             _check(spec, instance)
+        interrupted = False
     except Exception as exc:  # the failure is the program's result
         outcome.failure = exc
-    try:
-        instance.teardown()
-    except Exception as exc:  # teardown checks the end state; its failure counts as well
-        if outcome.failure is None:
-            outcome.failure = exc
+        interrupted = False
+    finally:
+        try:
+            instance.teardown()  # cleans up (the rotation machine's folders) in every case
+        except Exception as exc:  # teardown checks the end state; its failure counts as well
+            if outcome.failure is None and not interrupted:
+                outcome.failure = exc
     return outcome
 
 
