@@ -284,17 +284,17 @@ def _names_operator(entry: Equivalent, operator: str) -> bool:
 
 def pre_run_equivalent(module: str, operator: str, source: list[str], line: int) -> str:
     """Why the mutant of ``operator`` on ``line`` (1-based) of ``source`` is a known
-    equivalent, judged before running it: the diff it would give removes that line, with the
-    line before as context. "" when it is not known to be. Stricter than :func:`equivalent`
-    about the operator, so that a mutant is never left unrun on a looser match."""
-    before = source[line - 2] if line >= 2 else ""
+    equivalent, judged before running it: an entry of this module names the operator exactly
+    (:func:`_names_operator`), its piece is on the line and its ``after`` on the line before.
+    "" when no entry does. Stricter than :func:`equivalent`, so that a mutant is never left
+    unrun on a looser match."""
     removed = source[line - 1] if 0 < line <= len(source) else ""
-    why = equivalent(module, operator, f"--- a\n+++ b\n@@ -{line} +{line} @@\n {before}\n"
-                                       f"-{removed}\n")
-    if not why:
-        return ""
-    named = [e for e in EQUIVALENT if e.why == why and e.module == module]
-    return why if any(_names_operator(e, operator) for e in named) else ""
+    before = source[line - 2] if line >= 2 else ""
+    for entry in EQUIVALENT:
+        if entry.module == module and _names_operator(entry, operator) \
+                and entry.piece in removed and (not entry.after or entry.after in before):
+            return entry.why
+    return ""
 
 
 def changed_lines(diff: str) -> set[int]:

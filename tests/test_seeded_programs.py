@@ -193,3 +193,116 @@ def test_teardown_runs_even_when_a_shrink_attempt_is_cut_short() -> None:
     with pytest.raises(Stop):
         run_program(Cut, RandomChooser(0, 3), 3)
     assert torn == [True]
+
+
+class TwoWays(RuleBasedStateMachine):
+    """Fails two ways: ``low`` once any step draws 0, ``high`` once the total passes 20."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.total = 0
+        self.armed = False
+
+    @rule(n=st.integers(0, 9))
+    def add(self, n: int) -> None:
+        assert n != 0 or not self.armed, "low"
+        self.total += n
+
+    @rule()
+    def arm(self) -> None:
+        self.armed = True
+
+    @precondition(lambda self: self.armed)
+    @invariant()
+    def not_too_high(self) -> None:
+        assert self.total <= 20, "high"
+
+
+def test_the_shrinker_keeps_the_failure_it_was_asked_to_keep() -> None:
+    """A program that fails one way is never shrunk into a program that fails the other."""
+    for seed in range(60):
+        ran, choices = run_seeded_program(TwoWays, seed, 30)
+        if ran.failure is None:
+            continue
+        kind = str(ran.failure).split()[0]  # "low" or "high" (pytest adds the expression)
+        shrunk = shrink_program(TwoWays, choices, 30,
+                                lambda exc, k=kind: str(exc).split()[0] == k)
+        assert shrunk is not None and str(shrunk.failure).split()[0] == kind.split()[0], (
+            seed, kind, shrunk)
+
+
+class Scripted(RandomChooser):
+    """Always the first rule enabled, and the largest argument."""
+
+    def integer(self, low: int, high: int) -> int:
+        value = high if high == 9 else low
+        self.choices.append(value)
+        return value
+
+
+def test_an_invariant_runs_only_when_its_preconditions_hold() -> None:
+    """TwoWays checks its total only once armed: a program of adds alone passes whatever its
+    total, and the same total fails once armed."""
+    unarmed = run_program(TwoWays, Scripted(0, 5), 5)
+    assert fired(unarmed.steps) == ["add"] * 5 and unarmed.machine.total == 45
+    assert unarmed.failure is None
+
+    class Armed(TwoWays):
+        def __init__(self) -> None:
+            super().__init__()
+            self.armed = True
+
+    armed = run_program(Armed, Scripted(0, 5), 5)
+    assert str(armed.failure).startswith("high")
+
+
+def test_invariants_marked_check_during_init_run_between_initializers() -> None:
+    class Init(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+
+        @initialize()
+        def first(self) -> None:
+            self.seen.append("init")
+
+        @rule()
+        def step(self) -> None:
+            self.seen.append("step")
+
+        @invariant(check_during_init=True)
+        def early(self) -> None:
+            self.seen.append("early")
+
+        @invariant()
+        def late(self) -> None:
+            self.seen.append("late")
+
+    outcome = run_program(Init, RandomChooser(0, 1), 1)
+    assert outcome.machine.seen == ["early", "init", "early", "late", "step", "early", "late"]
+
+
+def test_a_failing_steps_draws_are_shown_and_maps_apply() -> None:
+    class Fails(RuleBasedStateMachine):
+        @rule(data=st.data())
+        def pick(self, data: Any) -> None:
+            value = data.draw(st.sampled_from([1, 2]).map(lambda n: n * 10))
+            raise AssertionError(f"drew {value}")
+
+    outcome = run_program(Fails, RandomChooser(1, 3), 3)
+    assert str(outcome.failure) in {"drew 10", "drew 20"}
+    assert outcome.steps[-1].endswith(f"# drew {str(outcome.failure).split()[1]}")
+
+
+def test_an_unbounded_binary_is_refused() -> None:
+    with pytest.raises(UnsupportedStrategyError, match="max_size"):
+        draw(st.binary(), RandomChooser(0, 0))
+
+
+def test_a_shrink_out_of_time_keeps_what_it_has() -> None:
+    """With no time left Hypothesis stops at once; the program comes back, still failing."""
+    seed = next(s for s in range(100) if run_seeded_program(Counter, s, 30)[0].failure)
+    _, choices = run_seeded_program(Counter, seed, 30)
+    shrunk = shrink_program(Counter, choices, 30, lambda exc: isinstance(exc, AssertionError),
+                            seconds=0)
+    assert shrunk is not None and shrunk.failure is not None

@@ -186,7 +186,7 @@ class MachineTarget:
     def _seeded_record(self, seed: int, steps: int, started: float) -> RunRecord:
         run = run_seeded_engine(self.name, self.observed, seed, steps, known=self.known,
                                 shrunk=self.shrunk)
-        reached, traces = self.reached, self.traces
+        reached, traces = self.reached, self.traces or [[]]  # none if the machine did not start
         seconds = time.perf_counter() - started
         # the first machine ran the seed's program; with a shrink, the last ran the minimal one
         ran_ids = sorted(reached[0]) if reached else []

@@ -22,6 +22,7 @@ Only the strategies the machines use are translated (:func:`draw`); any other ra
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import random
 import time
@@ -155,11 +156,15 @@ def _unwrap(strategy: Any) -> Any:
 
 def _transform(strategy: Any, value: Any) -> Any:
     """Apply a sampled_from's own ``.map`` transformations (filters are not translated)."""
-    for name, function in getattr(strategy, "_transformations", ()):
+    for name, function, *_ in getattr(strategy, "_transformations", ()):
         if name != "map":
             raise UnsupportedStrategyError(f"{strategy!r}: .{name} on sampled_from")
         value = function(value)
     return value
+
+
+#: the largest max_size of a binary strategy the engine draws from (an unbounded one is refused)
+MAX_BINARY = 1 << 16
 
 
 def draw(strategy: st.SearchStrategy[Any], chooser: Chooser) -> Any:
@@ -178,6 +183,9 @@ def draw(strategy: st.SearchStrategy[Any], chooser: Chooser) -> Any:
         index = chooser.integer(0, len(elements) - 1) if len(elements) > 1 else 0
         return _transform(inner, elements[index])
     if kind == "BytesStrategy":
+        if inner.max_size > MAX_BINARY:
+            raise UnsupportedStrategyError(f"{strategy!r}: binary needs a max_size of at most "
+                                           f"{MAX_BINARY} here")
         return chooser.binary(inner.min_size, inner.max_size)
     if kind == "DataStrategy":
         return ProgramData(chooser)
@@ -199,6 +207,8 @@ class RuleSpec:
     function: Callable[..., Any]
     arguments: dict[str, st.SearchStrategy[Any]]
     preconditions: tuple[Callable[[Any], bool], ...]
+    #: for an invariant: checked while initializers are still to run (Hypothesis's flag)
+    during_init: bool = False
 
 
 @dataclass(frozen=True)
@@ -232,7 +242,8 @@ def machine_spec(machine: type[RuleBasedStateMachine]) -> MachineSpec:
                                  tuple(found.preconditions)))
         found = getattr(member, INVARIANT_MARKER, None)
         if found is not None:
-            invariants.append(RuleSpec(name, found.function, {}, tuple(found.preconditions)))
+            invariants.append(RuleSpec(name, found.function, {}, tuple(found.preconditions),
+                                       found.check_during_init))
     spec = MachineSpec(tuple(rules), tuple(initializers), tuple(invariants))
     _SPECS[machine] = spec
     return spec
@@ -251,14 +262,20 @@ def _call(rule: RuleSpec, machine: Any, chooser: Chooser, outcome: ProgramOutcom
     arguments = {name: draw(strategy, chooser) for name, strategy in rule.arguments.items()}
     text = ", ".join(f"{name}={value!r}" for name, value in arguments.items())
     outcome.steps.append(f"state.{rule.name}({text})")
-    rule.function(machine, **arguments)
-    drawn = [v.drawn for v in arguments.values() if isinstance(v, ProgramData)]
-    if drawn and drawn[0]:
-        outcome.steps[-1] += f"  # drew {', '.join(repr(value) for value in drawn[0])}"
+    try:
+        rule.function(machine, **arguments)
+    finally:  # the failing step is the one whose draws matter most
+        drawn = [v.drawn for v in arguments.values() if isinstance(v, ProgramData)]
+        if drawn and drawn[0]:
+            outcome.steps[-1] += f"  # drew {', '.join(repr(value) for value in drawn[0])}"
 
 
-def _check(spec: MachineSpec, machine: Any) -> None:
+def _check(spec: MachineSpec, machine: Any, initializing: bool = False) -> None:
+    """Every invariant whose preconditions hold, as Hypothesis checks them: while initializers
+    are still to run, only those marked ``check_during_init``."""
     for invariant in spec.invariants:
+        if initializing and not invariant.during_init:
+            continue
         if all(condition(machine) for condition in invariant.preconditions):
             invariant.function(machine)
 
@@ -279,10 +296,11 @@ def run_program(machine: type[RuleBasedStateMachine], chooser: Chooser,
     interrupted = True  # until the program ends or fails as a program
     try:
         pending = list(spec.initializers)
+        _check(spec, instance, initializing=bool(pending))
         while pending:
             chosen = pending.pop(chooser.integer(0, len(pending) - 1) if len(pending) > 1 else 0)
             _call(chosen, instance, chooser, outcome)
-        _check(spec, instance)
+            _check(spec, instance, initializing=bool(pending))
         for _ in range(max_steps):
             chooser.step(True)
             try:
@@ -332,9 +350,9 @@ def shrink_program(machine: type[RuleBasedStateMachine], choices: Sequence[Choic
     only what its own generation found, and a failing campaign program is found by the PRNG.
     tests/test_seeded_programs.py checks that a shrink really shortens a program.
     """
-    from hypothesis import HealthCheck, settings
+    from hypothesis import HealthCheck, Verbosity, settings
     from hypothesis.internal.conjecture.data import ConjectureData, ConjectureResult, Status
-    from hypothesis.internal.conjecture.engine import ConjectureRunner
+    from hypothesis.internal.conjecture.engine import ConjectureRunner, RunIsComplete
     from hypothesis.internal.escalation import InterestingOrigin
 
     def test(data: ConjectureData) -> None:
@@ -343,12 +361,19 @@ def shrink_program(machine: type[RuleBasedStateMachine], choices: Sequence[Choic
             data.mark_interesting(InterestingOrigin.from_exception(outcome.failure))
 
     runner = ConjectureRunner(test, settings=settings(
-        database=None, deadline=None, max_examples=10_000,
+        database=None, deadline=None, max_examples=10_000, verbosity=Verbosity.quiet,
         suppress_health_check=list(HealthCheck)), random=random.Random(0))
     first = runner.cached_test_function(list(choices))
     if first.status != Status.INTERESTING or not isinstance(first, ConjectureResult):
         return None
     runner.finish_shrinking_deadline = time.perf_counter() + seconds
-    smallest = runner.shrink(first, lambda result: result.status == Status.INTERESTING)
-    return run_program(machine, DataChooser(ConjectureData.for_choices(smallest.choices)),
-                       steps)
+    shrinker = runner.new_shrinker(first, lambda result: result.status == Status.INTERESTING)
+    # when the time or the shrink budget runs out, the smallest program so far is kept
+    with contextlib.suppress(RunIsComplete):
+        shrinker.shrink()
+    smallest = run_program(machine, DataChooser(ConjectureData.for_choices(
+        shrinker.shrink_target.choices)), steps)
+    # the replay must fail as the shrinker saw it fail; if not, report nothing shrunk
+    if smallest.failure is None or not same_failure(smallest.failure):
+        return None
+    return smallest
