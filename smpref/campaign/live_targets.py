@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smpref.campaign.run_records import FAIL, PASS, RunRecord
-from smpref.campaign.signatures import signature
+from smpref.campaign.signatures import shrink_now, signature
 from smpref.campaign.targets import TargetSpec, executor_name, register
 from smpref.client.connection import open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply
@@ -373,10 +373,7 @@ class LiveTarget:
         self.version = version
         self.server: BackgroundServer | None = None
         self.known: frozenset[str] = frozenset()
-        #: signatures this target has shrunk: seeds run in ascending order in a partition, so
-        #: a later failure with one is reported as it ran (the failures table shows the
-        #: smallest seed's program, the shrunk one)
-        self.shrunk: set[str] = set()
+        self.shrunk: set[str] = set()  # signatures this target has shrunk (shrink_now)
 
     def open(self) -> None:
         if self.name.startswith("embedded"):
@@ -411,14 +408,11 @@ class LiveTarget:
                              time.perf_counter() - started, executor_name(),
                              requirements=sorted(reached))
         found_signature = found.signature(self.name)
-        if found_signature in self.known or found_signature in self.shrunk:
-            # reported as it ran: no shrinking
-            minimal, last = steps_list[:found.index + 1], found
-            known = found_signature in self.known
-        else:
-            self.shrunk.add(found_signature)
+        known = found_signature in self.known
+        if shrink_now(found_signature, self.known, self.shrunk):
             minimal, last = shrink(steps_list, seed, live, password, self.name, found)
-            known = False
+        else:  # reported as it ran
+            minimal, last = steps_list[:found.index + 1], found
         return RunRecord(
             seed, self.name, len(steps_list), FAIL, time.perf_counter() - started,
             executor_name(), signature=last.signature(self.name),

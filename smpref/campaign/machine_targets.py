@@ -30,7 +30,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import INVARIANT_MARKER, RuleBasedStateMachine, run_state_machine_as_test
 
 from smpref.campaign.run_records import FAIL, PASS, RunRecord
-from smpref.campaign.signatures import origin, signature
+from smpref.campaign.signatures import failure_message, origin, shrink_now, signature
 from smpref.campaign.targets import TargetSpec, executor_name, register
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.loopback import Loopback
@@ -74,10 +74,6 @@ def run_seeded(machine: type[RuleBasedStateMachine], seed: int, steps: int
     return None
 
 
-#: the engines a machine target can run a seed with
-ENGINES = ("seeded", "hypothesis")
-
-
 @dataclass(frozen=True)
 class SeededRun:
     """A seed run by the seeded engine: the program as run, the program to report (the minimal
@@ -90,13 +86,10 @@ class SeededRun:
 
 
 def run_seeded_engine(name: str, machine: type[RuleBasedStateMachine], seed: int, steps: int,
-                      *, known: frozenset[str], shrunk: set[str] | None = None,
+                      *, known: frozenset[str], shrunk: set[str],
                       ran_hook: Callable[[], None] | None = None) -> SeededRun:
-    """Run the program ``seed`` draws; shrink it only when it fails with a new signature.
-
-    ``shrunk`` holds the signatures already shrunk by this target (one Spark partition, whose
-    seeds run in ascending order): a later failure with one of them is reported as it ran,
-    since the failures table shows each signature's smallest seed, the one that was shrunk.
+    """Run the program ``seed`` draws; shrink it only when it fails with a signature neither
+    known nor already shrunk by this target (:func:`shrink_now`; ``shrunk`` is the target's).
     ``ran_hook`` is called once the seed's own program has run, before any shrinking."""
     ran, choices = run_seeded_program(machine, seed, steps)
     if ran_hook is not None:
@@ -105,12 +98,8 @@ def run_seeded_engine(name: str, machine: type[RuleBasedStateMachine], seed: int
         return SeededRun(ran, ran)
     where = origin(ran.failure)
     found = signature(name, where)
-    if found in known:
-        return SeededRun(ran, ran, found, known=True)
-    if shrunk is not None:
-        if found in shrunk:
-            return SeededRun(ran, ran, found)
-        shrunk.add(found)
+    if not shrink_now(found, known, shrunk):
+        return SeededRun(ran, ran, found, known=found in known)
     smallest = shrink_program(machine, choices, steps, lambda exc: origin(exc) == where)
     return SeededRun(ran, smallest if smallest is not None else ran, found)
 
@@ -176,12 +165,11 @@ class MachineTarget:
         return RunRecord(
             seed, self.name, len(traces[-1]) if traces else 0, FAIL, seconds, executor_name(),
             signature=signature(self.name, origin(failure)),
-            message=f"{type(failure).__name__}: {failure}".splitlines()[0][:500],
+            message=failure_message(failure),
             program="\n".join(program), program_json=json.dumps(program),
             program_steps=len(program),
             requirements=everything, failure_requirements=last,
             exchange="\n".join(traces[-1]) if traces else "")
-
 
     def _seeded_record(self, seed: int, steps: int, started: float) -> RunRecord:
         run = run_seeded_engine(self.name, self.observed, seed, steps, known=self.known,
@@ -198,7 +186,7 @@ class MachineTarget:
         return RunRecord(
             seed, self.name, len(traces[0]), FAIL, seconds, executor_name(),
             signature=run.signature, known=run.known,
-            message=f"{type(failure).__name__}: {failure}".splitlines()[0][:500],
+            message=failure_message(failure),
             program="\n".join(program), program_json=json.dumps(program),
             program_steps=len(program), requirements=ran_ids,
             failure_requirements=sorted(reached[-1]) if reached else [],

@@ -20,7 +20,7 @@ from typing import Any
 from smpref.agent.state import Profile
 from smpref.campaign.machine_targets import minimal_program, run_seeded, run_seeded_engine
 from smpref.campaign.run_records import FAIL, PASS, RunRecord
-from smpref.campaign.signatures import origin, signature
+from smpref.campaign.signatures import failure_message, origin, signature
 from smpref.campaign.targets import TargetSpec, executor_name, register
 from smpref.testing.rotation_machine import machine_for, reached
 
@@ -63,7 +63,7 @@ class RotationTarget:
         return RunRecord(
             seed, self.name, ran["steps"], FAIL, seconds, executor_name(),
             signature=run.signature, known=run.known,
-            message=f"{type(failure).__name__}: {failure}".splitlines()[0][:500],
+            message=failure_message(failure),
             program="\n".join(program), program_json=json.dumps(program),
             program_steps=len(program), requirements=ids, failure_requirements=[])
 
@@ -81,7 +81,7 @@ class RotationTarget:
         return RunRecord(
             seed, self.name, len(program), FAIL, seconds, executor_name(),
             signature=signature(self.name, origin(failure)),
-            message=f"{type(failure).__name__}: {failure}".splitlines()[0][:500],
+            message=failure_message(failure),
             program="\n".join(program), program_json=json.dumps(program),
             program_steps=len(program), requirements=ids, failure_requirements=[])
 

@@ -34,3 +34,20 @@ def signature(kind: str, *parts: str) -> str:
     """A short stable name: the readable kind and a digest of the parts."""
     digest = hashlib.sha256("\x00".join((kind, *parts)).encode()).hexdigest()[:12]
     return f"{kind}#{digest}"
+
+
+def failure_message(exc: BaseException) -> str:
+    """The first line of ``Type: message``, at most 500 characters: the runs table's
+    ``message``."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
+
+
+def shrink_now(found: str, known: frozenset[str], shrunk: set[str]) -> bool:
+    """Whether a failure with signature ``found`` is to be shrunk: not when it is known, nor
+    when this target already shrank it (a partition runs its seeds in ascending order, and the
+    failures table shows each signature's smallest seed, the shrunk one). Records it as shrunk
+    when it is."""
+    if found in known or found in shrunk:
+        return False
+    shrunk.add(found)
+    return True
