@@ -4,9 +4,12 @@
    stateful runner, the baseline: what every campaign ran before) and the ``seeded`` engine
    (a plain PRNG over the same rules, Hypothesis only for shrinking), over the same seeds.
    Prints programs and steps per second per core and the ratio new/old.
-2. Coverage per program on the ``model`` target, for both engines: rule steps, distinct rules
+2. The cryptographic floor of the ``model`` target: the time per step spent inside the native
+   cryptographic functions (signatures, key agreement, encryption), so the steps per second
+   of a model that did nothing else, against both engines' rates above.
+3. Coverage per program on the ``model`` target, for both engines: rule steps, distinct rules
    fired and distinct requirement IDs reached per program, and the IDs reached by all of them.
-3. Spark, seeded engine: the same seeds on local[1] and local[2] against one process (the real
+4. Spark, seeded engine: the same seeds on local[1] and local[2] against one process (the real
    ceiling of the same work on one core), the scaling efficiency of local[2], and Spark's fixed
    cost per job and per task, measured with jobs whose tasks do nothing.
 
@@ -139,12 +142,41 @@ def fixed_costs(master: str, cores: int) -> tuple[float, float]:
     return job, max(0.0, many - job) / 199 * cores
 
 
-def engines(targets: list[str], runs: int, steps: int, report: Callable[[str], Any]) -> None:
-    """Both engines per target, the same seeds, one process."""
+#: the native functions that do the model's cryptography: libsodium through PyNaCl, hashlib's
+#: OpenSSL and BLAKE2, and the Rust bindings of pyca/cryptography
+CRYPTO_MODULES = ("_sodium.", "_hashlib.", "_blake2.", "_rust.", "_openssl.")
+
+
+def crypto_floor(seeds: range, steps: int) -> tuple[float, int, list[tuple[str, float]]]:
+    """The seeded engine's ``model`` target over ``seeds`` under cProfile: the seconds spent
+    inside the native cryptographic functions (their own time, which the profiler does not
+    inflate), the steps, and the three costliest functions. A model that did nothing but its
+    cryptography would still take that long: no engine can go faster per step."""
+    import cProfile
+    import pstats
+
+    runner = engine_target("model", "seeded")
+    runner.open()
+    profile = cProfile.Profile()
+    profile.enable()
+    total = sum(runner.run(seed, steps).steps for seed in seeds)
+    profile.disable()
+    runner.close()
+    native = [(name, own) for (where, _, name), (_, _, own, _, _)
+              in pstats.Stats(profile).stats.items()  # type: ignore[attr-defined]
+              if where == "~" and any(m in name for m in CRYPTO_MODULES)]
+    top = sorted(native, key=lambda n: -n[1])[:3]
+    return sum(own for _, own in native), total, top
+
+
+def engines(targets: list[str], runs: int, steps: int,
+            report: Callable[[str], Any]) -> dict[str, dict[str, float]]:
+    """Both engines per target, the same seeds, one process; steps/s per target and engine."""
     report(f"{'target':<19}{'engine':<12}{'programs/s':>11}{'steps/s':>10}{'seconds':>9}"
            f"{'new/old steps/s':>17}")
+    every: dict[str, dict[str, float]] = {}
     for target in targets:
-        rates = {}
+        rates = every.setdefault(target, {})
         # the old engine gets fewer seeds on its slow targets: rates, not totals, compare
         for engine in ("hypothesis", "seeded"):
             count = runs if engine == "seeded" else max(5, runs // OLD_SHARE.get(target, 1))
@@ -155,6 +187,7 @@ def engines(targets: list[str], runs: int, steps: int, report: Callable[[str], A
                 else f"{'':>17}"
             report(f"{target:<19}{engine:<12}{programs:>11.1f}{total / seconds:>10.0f}"
                    f"{seconds:>9.1f}{ratio}")
+    return every
 
 
 def main() -> None:
@@ -170,7 +203,19 @@ def main() -> None:
     print(f"# {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           f"{args.runs} runs, {args.steps} steps")
     print("## engines, one process")
-    engines(args.targets, args.runs, args.steps, print)
+    rates = engines(args.targets, args.runs, args.steps, print)
+    if "model" in rates:
+        print("## the cryptographic floor, model target (seeded engine under cProfile)")
+        seconds, total, top = crypto_floor(range(min(args.runs, 200)), args.steps)
+        ceiling = total / seconds
+        print(f"native cryptography: {seconds / total * 1e6:.1f} us per step ("
+              + ", ".join(f"{name.split('.')[-1].rstrip('>')} {own / total * 1e6:.1f}"
+                          for name, own in top)
+              + f"): a model doing nothing else would make {ceiling:.0f} steps/s, "
+              f"{ceiling / rates['model']['hypothesis']:.2f} times the old engine's steps/s "
+              f"above (the largest new/old ratio any engine can reach while the model signs, "
+              f"verifies and encrypts), {ceiling / rates['model']['seeded']:.2f} times the "
+              f"seeded engine's")
     print("## coverage per program, model target (the same seeds)")
     print(f"{'engine':<12}{'programs':>9}{'rule steps':>11}{'rules':>7}{'IDs':>7}"
           f"{'IDs, all programs':>19}")

@@ -1,15 +1,18 @@
-"""`make mutate`: cosmic-ray mutation testing against the state machines and rule tests.
+"""`make mutate`: mutation testing of the model, the ratchet, the journal and the dispatch
+against the state machines and rule tests.
 
 It mutates the model's rules and effects in both profiles (seed and deployed), the ratchet, the
-journal store and the model server's command dispatch.
+journal store and the model server's command dispatch. cosmic-ray finds the mutants and keeps
+the results (its sessions); mutation/judge.py runs them.
 
 Each module is mutated in its own copy of the *installed* package (the wheel's files, package
 data included), so the checkout is never touched and what is mutated is what the tests import.
-The sessions run two at a time (``--jobs``). The test command of a module is its target's
-tests, cheapest first (the rule tests in under a second, the state machines last), at the CI
-size (the ``mutation`` profile: ``ci`` without shrinking), stopping at the first failure: most
-mutants are killed by the first file, and only a survivor pays for every test. Tests that plant
-their own bug in a machine (they check the machine, not the module) are left out.
+The sessions run two at a time (``--jobs``). First, each target's tests run once on the
+original code under coverage (the *plan*: which test executes which line, and what each
+costs). Then each shard's mutants are judged in one warm process that forks a child per mutant
+(judge.py): a mutant runs only the tests that execute its line, cheapest first, at the CI size
+(the ``mutation`` profile: ``ci`` without shrinking), stopping at the first failure. Tests that
+plant their own bug in a machine (they check the machine, not the module) are left out.
 
 Known equivalent mutants (:data:`EQUIVALENT`) are recognised before they run, from the line
 they mutate, and counted as equivalent without running: running one can only kill it (it
@@ -330,9 +333,10 @@ class Target:
     tests: tuple[str, ...]
 
 
-#: cheapest first (seconds at the CI size, measured 2026-11-25): the rule table (0.06 s), the
-#: deployed model's rules (0.01 s), the model's rule tests (1.2 s), a deployed client against
-#: in-process servers (0.7 s), then the state machines (6 s and 10 s)
+#: the tests that must kill a target's mutants; a mutant runs those of them that execute its
+#: line, ordered by what each took in the plan's run (judge.py), so this order is the plan's
+#: only: the rule tables and rule tests (under 2 s), a deployed client against in-process
+#: servers (0.7 s), then the state machines (6 s and 10 s)
 MACHINES_AND_RULES = ("tests/test_rule_table.py", "tests/test_deployed_model.py",
                       "tests/test_model_rules.py", "tests/test_deployed_serve.py",
                       "tests/test_model_machine.py", "tests/test_dialect_machine.py")
@@ -366,15 +370,25 @@ def installed_package() -> Path:
 PLANTED = "not planted"
 
 
-def _config(module: str, tests: tuple[str, ...]) -> str:
-    # -n 0: one mutant is one process; the suite's own -n auto would start workers per mutant
-    command = " ".join([sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p",
-                        "no:cacheprovider", "-k", f"'{PLANTED}'", *tests])
+#: pytest's options for a mutant: stop at the first failure; -n 0, since one mutant is one
+#: process (the suite's own -n auto would start workers per mutant)
+PYTEST_OPTIONS = ("-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-k", PLANTED,
+                  # the plugins a warm judge imported before pytest started cannot be rewritten
+                  "-W", "ignore::pytest.PytestAssertRewriteWarning")
+
+
+def _config(module: str) -> str:
+    # what `cosmic-ray init` reads to find the mutants; mutation/judge.py runs them, so the
+    # test command is never used
     excluded = ",\n  ".join(json.dumps(o) for o in EXCLUDED_OPERATORS)
-    return (f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = 120.0\n'
-            f'excluded-modules = []\ntest-command = "{command}"\n\n'
+    return (f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = {TIMEOUT}\n'
+            f'excluded-modules = []\ntest-command = "mutation/judge.py"\n\n'
             f'[cosmic-ray.distributor]\nname = "local"\n\n'
             f'[cosmic-ray.filters.operators-filter]\nexclude-operators = [\n  {excluded}\n]\n')
+
+
+#: seconds a mutant's tests may take before it counts as killed (cosmic-ray's rule)
+TIMEOUT = 120.0
 
 
 def _run(args: list[str], cwd: Path) -> None:
@@ -382,7 +396,37 @@ def _run(args: list[str], cwd: Path) -> None:
     # (tests/test_store_faults.py): a mutant must not cost every byte of a 15 KB blob
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "PYTHONPATH": str(cwd),
            "SMPREF_FAULT_CUTS": "line-edges"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # see judge.main
     subprocess.run(args, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def _judge(args: list[str], cwd: Path) -> None:
+    _run([sys.executable, str(REPO / "mutation" / "judge.py"), *args], cwd)
+
+
+def _work_copy(tmp: str) -> Path:
+    """A copy of the installed package and of the tests, where mutants are written."""
+    work = Path(tmp)
+    shutil.copytree(installed_package(), work / "smpref",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", work)  # pytest's options: pythonpath, markers
+    return work
+
+
+def plan_file(target: Target, out: Path) -> Path:
+    return out / f"{target.name.replace(' ', '-')}.plan.json"
+
+
+def make_plan(target: Target, out: Path) -> float:
+    """Run a target's tests once on the original code under coverage (mutation/judge.py
+    ``baseline``): which tests execute which lines, and what each costs. The seconds it took."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="smpref-mutate-") as tmp:
+        work = _work_copy(tmp)
+        _judge(["baseline", "--modules", *target.modules, "--out", str(plan_file(target, out)),
+                "--", *PYTEST_OPTIONS, *target.tests], work)
+    return time.monotonic() - started
 
 
 def _slug(module: str) -> str:
@@ -425,18 +469,15 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
     else:
         session.unlink(missing_ok=True)
     started = time.monotonic()
+    judge = ["exec", "--session", str(session), "--module", module, "--plan",
+             str(plan_file(target, out)), "--timeout", str(TIMEOUT), "--", *PYTEST_OPTIONS,
+             *target.tests]
     with tempfile.TemporaryDirectory(prefix="smpref-mutate-") as tmp:
-        work = Path(tmp)
-        shutil.copytree(installed_package(), work / "smpref",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(REPO / "tests", work / "tests",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(REPO / "pyproject.toml", work)  # pytest's options: pythonpath, markers
-        (work / "cr.toml").write_text(_config(module, target.tests))
+        work = _work_copy(tmp)
+        (work / "cr.toml").write_text(_config(module))
         if rerun:
             _forget_survivors(session)
-            _run([str(bindir / "cosmic-ray"), "baseline", "cr.toml"], work)
-            _run([str(bindir / "cosmic-ray"), "exec", "cr.toml", str(session)], work)
+            _judge(judge, work)
             return read_session(session), time.monotonic() - started
         stamp.write_text(_fingerprint(module))
         _run([str(bindir / "cosmic-ray"), "init", "cr.toml", str(session)], work)
@@ -481,8 +522,7 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
             if others:
                 db.set_multiple_results(others, WorkResult(
                     worker_outcome=WorkerOutcome.SKIPPED, output="another shard"))
-        _run([str(bindir / "cosmic-ray"), "baseline", "cr.toml"], work)
-        _run([str(bindir / "cosmic-ray"), "exec", "cr.toml", str(session)], work)
+        _judge(judge, work)
     return read_session(session), time.monotonic() - started
 
 
@@ -608,9 +648,16 @@ def main(argv: list[str] | None = None) -> int:
         modules, changed = changed_modules(args.since, modules)
     shards = [(t, m, k) for t, m in modules for k in range(args.jobs)]
     started = time.monotonic()
+    plans: dict[str, float] = {}
     if args.report_only:
         done = [(read_session(args.out / f"{_slug(m)}.{k}.sqlite"), 0.0) for _, m, k in shards]
     else:
+        targets = list({t.name: t for t, _ in modules}.values())
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            # each target's tests once under coverage, then its mutants, each by its tests
+            plans = dict(zip((t.name for t in targets),
+                             pool.map(lambda t: make_plan(t, args.out.resolve()), targets),
+                             strict=True))
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             done = list(pool.map(lambda tmk: run_shard(tmk[0], tmk[1], tmk[2], args.jobs,
                                                        args.out.resolve(),
@@ -630,7 +677,9 @@ def main(argv: list[str] | None = None) -> int:
                                      {"mutants": 0, "killed": 0, "equivalent": 0})
         for key in total:
             total[key] += int(str(r[key]))
-    summary = {"seconds": round(time.monotonic() - started, 1), "modules": results,
+    summary = {"seconds": round(time.monotonic() - started, 1),
+               "plan_seconds": {name: round(seconds, 1) for name, seconds in plans.items()},
+               "modules": results,
                "targets": {name: {**t, "kill_rate": round(
                    t["killed"] / (t["mutants"] - t["equivalent"]), 4)
                    if t["mutants"] > t["equivalent"] else 1.0}
@@ -657,6 +706,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, t in summary["targets"].items():  # type: ignore[attr-defined]
         print(f"target {name}: {t['killed']} of {t['mutants']} killed, {t['equivalent']} "
               f"equivalent: {t['kill_rate']:.1%} of the others")
+    if plans:
+        print("plans (each target's tests once under coverage): " + ", ".join(
+            f"{name} {seconds:.0f} s" for name, seconds in plans.items()))
     print(f"survivors: {args.out / 'survivors.md'}; took {summary['seconds']} s")
     return 0
 

@@ -149,8 +149,8 @@ def test_each_targets_tests_run_cheapest_first_and_without_workers(runner: Modul
     model = runner.TARGETS[0]
     assert model.tests[0] == "tests/test_rule_table.py"
     assert model.tests[-2:] == ("tests/test_model_machine.py", "tests/test_dialect_machine.py")
-    config = runner._config("smpref/model/rules.py", model.tests)
-    assert " -x " in config and " -n 0 " in config and "not planted" in config
+    options = " ".join(runner.PYTEST_OPTIONS)
+    assert " -x " in f" {options} " and " -n 0 " in options and "not planted" in options
 
 
 def test_a_mutant_is_left_unrun_only_on_an_exact_operator_match(runner: ModuleType) -> None:
@@ -172,3 +172,152 @@ def test_a_mutant_is_left_unrun_only_on_an_exact_operator_match(runner: ModuleTy
     line = ["        if len(queue.link.blob.parts) == 1 or gain == 0:"]
     assert runner.equivalent(retention, "core/AddNot", f"@@\n {''}\n-{line[0]}\n")
     assert not runner.pre_run_equivalent(retention, "core/AddNot", line, 1)
+
+
+# -- mutation/judge.py: the warm executor that runs each mutant's own tests ------------------
+
+TOY = """\
+LIMIT = 3
+
+
+def f(x):
+    return (x +
+            1)
+
+
+def g(x):
+    return x * LIMIT
+
+
+def never(x):
+    return x - 1
+"""
+
+TOY_TESTS = """\
+import subprocess
+import sys
+
+from toy import f, g
+
+
+def test_f():
+    assert f(1) == 2
+
+
+def test_g():
+    assert g(2) == 6
+
+
+def test_spawn():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def judge() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutation_judge",
+                                                  REPO / "mutation" / "judge.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def toy_line(piece: str) -> int:
+    return next(n for n, line in enumerate(TOY.splitlines(), 1) if piece in line)
+
+
+@pytest.fixture(scope="module")
+def toy_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The judge's baseline of a toy module and its tests, run as `make mutate` runs it."""
+    import json
+    import subprocess
+
+    where = tmp_path_factory.mktemp("toy")
+    (where / "toy.py").write_text(TOY)
+    (where / "test_toy.py").write_text(TOY_TESTS)
+    done = subprocess.run([sys.executable, str(REPO / "mutation" / "judge.py"), "baseline",
+                           "--modules", "toy.py", "--out", "plan.json", "--", "-q", "-p",
+                           "no:cacheprovider", "-n", "0", "--rootdir", ".", "test_toy.py"],
+                          cwd=where, capture_output=True, text=True, check=False,
+                          env={**__import__("os").environ, "PYTHONPATH": str(where)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return where, json.loads((where / "plan.json").read_text())
+
+
+def test_the_baseline_records_which_test_executes_which_line(
+        judge: ModuleType, toy_plan: tuple[Path, dict[str, Any]]) -> None:
+    _, plan = toy_plan
+    assert [t["nodeid"] for t in plan["tests"]] == [
+        "test_toy.py::test_f", "test_toy.py::test_g", "test_toy.py::test_spawn"]
+    assert [t["spawns"] for t in plan["tests"]] == [False, False, True]
+    assert "toy" in plan["loaded"] and "test_toy" not in plan["loaded"]
+    # a continuation line counts as its statement, which only test_f executes
+    assert judge.tests_for(plan, "toy.py", toy_line("1)")) == [
+        "test_toy.py::test_f", "test_toy.py::test_spawn"]
+    assert judge.tests_for(plan, "toy.py", toy_line("x * LIMIT")) == [
+        "test_toy.py::test_g", "test_toy.py::test_spawn"]
+    # a line run at import may change what any test sees: every test, the one that spawns last
+    every = judge.tests_for(plan, "toy.py", toy_line("LIMIT = 3"))
+    assert sorted(every[:2]) == ["test_toy.py::test_f", "test_toy.py::test_g"]
+    assert every[2:] == ["test_toy.py::test_spawn"]
+    # a line no test executes in this process: only what another process may run
+    assert judge.tests_for(plan, "toy.py", toy_line("x - 1")) == ["test_toy.py::test_spawn"]
+    without_spawn = {**plan, "tests": [t for t in plan["tests"] if not t["spawns"]]}
+    assert judge.tests_for(without_spawn, "toy.py", toy_line("x - 1")) == []
+
+
+def test_a_mutant_is_killed_by_its_tests_in_a_forked_child(
+        toy_plan: tuple[Path, dict[str, Any]]) -> None:
+    """The fork runs the chosen tests on the mutated file: test_f kills `+ 1` -> `- 1`, test_g
+    cannot; the parent's own modules are untouched, so the next child sees the original."""
+    import json
+    import subprocess
+
+    where, _ = toy_plan
+    mutated = TOY.replace("1)", "- 1)").replace("(x +", "(x")
+    script = f"""
+import json, sys
+sys.path.insert(0, {str(REPO / "mutation")!r})
+import judge
+args = ["-q", "-p", "no:cacheprovider", "-n", "0", "--rootdir", ".", "test_toy.py"]
+open("toy.py", "w").write({mutated!r})
+verdicts = [judge.run_child(args, ["test_toy.py::test_f"], 60)[0],
+            judge.run_child(args, ["test_toy.py::test_g"], 60)[0]]
+open("toy.py", "w").write({TOY!r})
+import os; os.utime("toy.py", (10**9, 10**9))
+verdicts.append(judge.run_child(args, ["test_toy.py::test_f"], 60)[0])
+print(json.dumps(verdicts))
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=where, capture_output=True,
+                          text=True, check=False,
+                          env={**__import__("os").environ, "PYTHONPATH": str(where)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [True, False, False]
+
+
+def test_the_warm_process_never_imports_the_mutated_module_or_its_importers(
+        judge: ModuleType, tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    (tmp_path / "target.py").write_text("X = 1\n")
+    (tmp_path / "user.py").write_text("import target\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "user.py").write_text("from target import X\n")
+    (tmp_path / "free.py").write_text("import json\n")
+    script = f"""
+import json, sys
+sys.path.insert(0, {str(REPO / "mutation")!r})
+import judge
+kept = judge.preimport(["free", "user", "pkg.user", "target"], "target")
+import pkg
+print(json.dumps([kept, [m in sys.modules for m in ("target", "user", "pkg.user")],
+                  hasattr(pkg, "user")]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, check=False,
+                          env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [["free"], [False, False, False], False]
