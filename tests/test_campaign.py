@@ -199,6 +199,20 @@ def test_a_deployed_only_server_gets_whole_programs_and_never_fails(tmp_path: Pa
 
 
 @pytest.mark.xdist_group("spark")
+def test_a_campaign_uses_a_running_session_and_leaves_it_running(tmp_path: Path,
+                                                                 spark: SparkSession) -> None:
+    """Without a session passed in, a campaign in a process that runs one uses it (its master
+    wins) and does not stop it: the session's other campaigns go on."""
+    from pyspark.sql import SparkSession as Session
+
+    summary = run_campaign(CampaignConfig(runs=3, first_seed=7, target="model", steps=5,
+                                          master="local[1]", out=tmp_path / "a"))
+    assert summary["runs"] == 3 and summary["master"] == spark.sparkContext.master
+    assert Session.getActiveSession() is spark
+    assert spark.sparkContext.parallelize(range(3), 3).count() == 3  # not stopped
+
+
+@pytest.mark.xdist_group("spark")
 def test_local_campaign_writes_tables_that_pyarrow_reads(tmp_path: Path,
                                                          spark: SparkSession) -> None:
     summary = run_campaign(CampaignConfig(runs=12, first_seed=100, target="embedded", steps=25,

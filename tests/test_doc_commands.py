@@ -7,6 +7,12 @@ Three things are adapted, and only these: ``serve`` gets a free port and a tempo
 (``<keyHash>``) is replaced by the address of a server started for this test; and a
 ``--seconds`` budget is capped at half a second so that a page can show a long fuzz run
 (at least one seed always runs).
+
+A ``campaign run`` line runs in this process, through the same command-line entry point, in
+the test session's SparkSession (a campaign uses a session that is already running): as a new
+process each one started its own JVM, about 13 CPU seconds of Spark's warm-up for a campaign
+of 3 (bench/README.md, "The suite"). The command itself is the same; the console script
+runs every other line, and the planted-bug campaigns of tests/test_campaign.py.
 """
 
 from __future__ import annotations
@@ -75,15 +81,37 @@ def adapted(args: list[str], live: str, tmp: Path) -> list[str]:
     return out
 
 
+def runs_a_campaign(args: list[str]) -> bool:
+    return args[:2] == ["campaign", "run"]
+
+
+def in_spark_group(lines: list[str]) -> list[pytest.MarkDecorator]:
+    """A block with a campaign shares the session's SparkSession, so it runs in its group."""
+    campaign = any(runs_a_campaign(shlex.split(line, comments=True)[1:]) for line in lines)
+    return [pytest.mark.xdist_group("spark")] if campaign else []
+
+
 @pytest.mark.heavy
-@pytest.mark.parametrize(("page", "lines"), BLOCKS,
-                         ids=[f"{p}:{lines[0][:50]}" for p, lines in BLOCKS])
-def test_a_documented_block_runs(page: str, lines: list[str], tmp_path: Path,
-                                 live_address: str) -> None:
+@pytest.mark.parametrize(("page", "lines"), [
+    pytest.param(page, lines, marks=in_spark_group(lines), id=f"{page}:{lines[0][:50]}")
+    for page, lines in BLOCKS])
+def test_a_documented_block_runs(page: str, lines: list[str], tmp_path: Path,  # noqa: PLR0917
+                                 live_address: str, request: pytest.FixtureRequest,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
     assert SMPREF
     (tmp_path / "vectors").symlink_to(ROOT / "vectors")  # pages name it relative to the root
     for line in lines:
         args = adapted(shlex.split(line, comments=True)[1:], live_address, tmp_path)
+        if runs_a_campaign(args):
+            from click.testing import CliRunner
+
+            from smpref.cli import main
+
+            request.getfixturevalue("spark")  # started before the command, so it is used
+            monkeypatch.chdir(tmp_path)
+            done = CliRunner().invoke(main, args, catch_exceptions=False)
+            assert done.exit_code == 0, (page, line, done.output[-2000:])
+            continue
         if args[0] == "serve":
             with subprocess.Popen([SMPREF, *args], stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, cwd=tmp_path) as server:
