@@ -8,9 +8,11 @@ what users install.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 from smpref.errors import ResourceMissingError
 
@@ -53,3 +55,24 @@ def spec_text(name: str) -> str:
 def spec_pages() -> list[str]:
     """The names of the packaged spec pages (``*.md``), sorted."""
     return sorted(p.name for p in (_data_root() / "spec").iterdir() if p.name.endswith(".md"))
+
+
+def parser_cache(name: str) -> str | bool:
+    """Where Lark keeps the LALR tables of grammar ``name`` between processes, for its
+    ``cache`` option: a file in the user's own cache folder (``$XDG_CACHE_HOME/smpref`` or
+    ``~/.cache/smpref``, made readable by the user only, since Lark reads it with pickle).
+    Building the tables of the command notation takes about 50 ms, a sixth of a command's
+    start; read back they take 4. Lark stores a hash of the grammar, its options and the Lark
+    and Python versions in the file and builds the tables again when any differs or the file
+    does not load (a file a concurrent process is still writing, say), and it never fails a
+    parse for a cache it cannot write. ``False`` (no cache) when ``SMPREF_NO_CACHE`` is set or
+    the folder cannot be made."""
+    if os.environ.get("SMPREF_NO_CACHE"):
+        return False
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    folder = Path(base) / "smpref"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return str(folder / f"lark-{name}.cache")

@@ -29,7 +29,7 @@ from smpref.notation.definitions import (
     UnionDef,
     Variant,
 )
-from smpref.resources import grammar_text, spec_text
+from smpref.resources import grammar_text, parser_cache, spec_text
 
 _OPEN_ENDED_BUILTINS = frozenset({"Tail", "Text", "Sealed"})
 
@@ -179,7 +179,8 @@ def _items(rest: list[Any]) -> tuple[Item, ...]:
 
 @cache
 def _parser() -> Lark:
-    return Lark(grammar_text("commands"), parser="lalr", propagate_positions=False)
+    return Lark(grammar_text("commands"), parser="lalr", propagate_positions=False,
+                cache=parser_cache("commands"))
 
 
 def parse_definitions(text: str) -> Definitions:

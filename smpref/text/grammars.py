@@ -13,7 +13,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from smpref.errors import UriSyntaxError
-from smpref.resources import grammar_text
+from smpref.resources import grammar_text, parser_cache
 
 # Human names for terminals, used in "expected ..." messages.
 _TERMINAL_NAMES = {
@@ -46,7 +46,8 @@ _TERMINAL_NAMES = {
 @cache
 def parser(name: str) -> Lark:
     """The LALR parser of ``grammar/<name>.lark`` from the installed package."""
-    return Lark(grammar_text(name), parser="lalr", maybe_placeholders=False)
+    return Lark(grammar_text(name), parser="lalr", maybe_placeholders=False,
+                cache=parser_cache(name))
 
 
 #: the schemes each grammar accepts, to name them when another one is given
