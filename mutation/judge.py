@@ -21,6 +21,16 @@ test reaches waits for all the others. This executor keeps cosmic-ray's sessions
   decorators; or between tests), and a test that starts a process (whose lines coverage does
   not see) runs for every mutant. A mutant of a line no test executes survives without running.
 
+What the selection assumes, and why it holds for smpref's targets (an independent review
+looked for each): the tests are deterministic, Hypothesis included (derandomized, and with no
+constants drawn from the imported modules' source, which would differ between the baseline, a
+child and a mutant: :func:`same_draws_everywhere`); the target modules are imported before any
+test, so their import-time lines count for every test; no target module caches a result one
+test computes and a later test reads (``functools.cache``, a table built on first use, a
+module- or session-scoped fixture calling it), which would credit the line to the first test
+only; processes are started with ``subprocess`` only; and no line runs only when threads
+happen to race. A new target that breaks one of these needs its own look.
+
 A timeout counts as a kill, as in cosmic-ray. Run as a script in the mutated copy of the
 package (``mutation/run.py`` does); see ``--help``.
 """
@@ -40,6 +50,8 @@ import tempfile
 import time
 import traceback
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +79,7 @@ def baseline(modules: list[str], pytest_args: list[str], out: Path) -> int:
 
     files = {str(Path(m).resolve()): m for m in modules}
     cov = coverage.Coverage(data_file=None, include=list(files), config_file=False)
+    cov.clear_exclude()  # a `pragma: no cover` line is a statement like any other here
     current = [":between"]
     spawning: set[str] = set()
     real_init = subprocess.Popen.__init__
@@ -96,7 +109,12 @@ def baseline(modules: list[str], pytest_args: list[str], out: Path) -> int:
 
     cov.start()
     try:
-        status = int(pytest.main(pytest_args, plugins=[Recorder()]))
+        # imported before any test, so that their import-time lines count for every test
+        # even when the first test to use a module imports it
+        for module in modules:
+            importlib.import_module(module_name(module))
+        with same_draws_everywhere():
+            status = int(pytest.main(pytest_args, plugins=[Recorder()]))
     finally:
         cov.stop()
         subprocess.Popen.__init__ = real_init  # type: ignore[method-assign]
@@ -117,6 +135,18 @@ def baseline(modules: list[str], pytest_args: list[str], out: Path) -> int:
     out.write_text(json.dumps({"tests": tests, "statements": statements, "lines": lines,
                                "loaded": loaded}))
     return 0
+
+
+@contextmanager
+def same_draws_everywhere() -> Iterator[None]:
+    """Hypothesis draws no constants from the source of the modules imported at the time
+    (smpref/testing/determinism.py): otherwise a child, which imports fewer modules than the
+    baseline or a whole test session, and a mutant that changes a literal would each draw
+    other examples than the baseline that chose the tests."""
+    from smpref.testing.determinism import same_draws_everywhere as without_constants
+
+    with without_constants():
+        yield
 
 
 def _is_test_code(module: Any) -> bool:
@@ -178,27 +208,32 @@ def preimport(loaded: list[str], mutated: str) -> list[str]:
 
 
 class Selection:
-    """A pytest plugin: run only ``order``'s tests, in that order. If a test of ``order`` is
-    not collected (the mutant changed a test's parameters), every collected test runs, those
-    of ``order`` first."""
+    """A pytest plugin: run only ``order``'s tests, in that order, and any test the plan does
+    not know (``planned`` is every test of the plan: a mutant that adds a test's parameters
+    makes new ones), after them; an empty ``planned`` knows every test. If a test of
+    ``order`` is not collected (the mutant changed a
+    test's parameters), every collected test runs, those of ``order`` first."""
 
-    def __init__(self, order: list[str]) -> None:
+    def __init__(self, order: list[str], planned: frozenset[str] = frozenset()) -> None:
         self.rank = {nodeid: n for n, nodeid in enumerate(order)}
+        self.planned = planned
 
     def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
         collected = {item.nodeid for item in items}
         if all(nodeid in collected for nodeid in self.rank):
-            kept = [item for item in items if item.nodeid in self.rank]
-            config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in self.rank])
+            kept = [item for item in items if item.nodeid in self.rank
+                    or (self.planned and item.nodeid not in self.planned)]
+            config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         else:
             kept = list(items)
         kept.sort(key=lambda item: self.rank.get(item.nodeid, len(self.rank)))
         items[:] = kept
 
 
-def run_child(pytest_args: list[str], order: list[str], timeout: float) -> tuple[bool, str]:
-    """Run the tests of ``order`` in a forked child: (whether a test failed or the run timed
-    out, the child's output)."""
+def run_child(pytest_args: list[str], order: list[str], timeout: float,
+              planned: frozenset[str] = frozenset()) -> tuple[bool, str]:
+    """Run the tests of ``order`` (and those ``planned`` does not know, see Selection) in a
+    forked child: (whether a test failed or the run timed out, the child's output)."""
     import pytest
 
     sys.stdout.flush()  # nothing buffered before the fork is written twice
@@ -211,7 +246,7 @@ def run_child(pytest_args: list[str], order: list[str], timeout: float) -> tuple
                 os.setpgid(0, 0)
                 os.dup2(output.fileno(), 1)
                 os.dup2(output.fileno(), 2)
-                status = int(pytest.main(pytest_args, plugins=[Selection(order)]))
+                status = int(pytest.main(pytest_args, plugins=[Selection(order, planned)]))
             except BaseException:
                 traceback.print_exc()
             finally:
@@ -251,6 +286,8 @@ def execute(session: Path, module: str, plan_file: Path, timeout: float,
     preimport(plan["loaded"], module_name(module))
     import pytest  # noqa: F401  (warm for the children, whatever the tests loaded)
 
+    planned = frozenset(t["nodeid"] for t in plan["tests"])
+
     options = [a for a in pytest_args if not a.endswith(".py")]
     path = Path(module)
     original = path.read_text(encoding="utf-8")
@@ -279,7 +316,8 @@ def execute(session: Path, module: str, plan_file: Path, timeout: float,
             # only the files of the chosen tests are collected: fewer imports per mutant
             files = list(dict.fromkeys(nodeid.split("::")[0] for nodeid in order))
             try:
-                killed, output = run_child([*options, *files], order, timeout)
+                with same_draws_everywhere():
+                    killed, output = run_child([*options, *files], order, timeout, planned)
             finally:
                 path.write_text(original, encoding="utf-8")
                 os.utime(path, (stamp + 2 * n + 1, stamp + 2 * n + 1))

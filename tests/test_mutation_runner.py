@@ -287,13 +287,18 @@ verdicts = [judge.run_child(args, ["test_toy.py::test_f"], 60)[0],
 open("toy.py", "w").write({TOY!r})
 import os; os.utime("toy.py", (10**9, 10**9))
 verdicts.append(judge.run_child(args, ["test_toy.py::test_f"], 60)[0])
+# a test the plan does not know (a mutant added it) runs too: here it fails
+open("test_new.py", "w").write("def test_new():\\n    assert False\\n")
+planned = frozenset({"test_toy.py::test_f", "test_toy.py::test_g", "test_toy.py::test_spawn"})
+verdicts.append(judge.run_child(args + ["test_new.py"], ["test_toy.py::test_f"], 60, planned)[0])
+verdicts.append(judge.run_child(args + ["test_new.py"], ["test_toy.py::test_f"], 60)[0])
 print(json.dumps(verdicts))
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=where, capture_output=True,
                           text=True, check=False,
                           env={**__import__("os").environ, "PYTHONPATH": str(where)})
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == [True, False, False]
+    assert json.loads(done.stdout.splitlines()[-1]) == [True, False, False, True, False]
 
 
 def test_the_warm_process_never_imports_the_mutated_module_or_its_importers(
