@@ -111,6 +111,9 @@ def test_a_documented_block_runs(page: str, lines: list[str], tmp_path: Path,  #
             monkeypatch.chdir(tmp_path)
             done = CliRunner().invoke(main, args, catch_exceptions=False)
             assert done.exit_code == 0, (page, line, done.output[-2000:])
+            # every table in the reader's folder (Spark's JVM has another working folder)
+            out = args[args.index("--out") + 1] if "--out" in args else "campaign"
+            assert (tmp_path / out / "runs" / "_SUCCESS").is_file(), (page, line)
             continue
         if args[0] == "serve":
             with subprocess.Popen([SMPREF, *args], stdout=subprocess.PIPE,

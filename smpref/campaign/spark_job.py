@@ -215,7 +215,10 @@ def run_campaign(config: CampaignConfig,
         counters = (sc.accumulator(0), sc.accumulator(0))
         rows = seeds.mapPartitions(lambda part: run_partition(part, target, address, steps,
                                                               counters, known=known))
-        out = str(config.out)
+        # absolute before Spark sees it: the JVM resolves a relative path against its own
+        # working folder, which is not this process's once it has changed (a campaign run in
+        # a test session's SparkSession, say); summary.json and report.md are written here
+        out = str(Path(config.out).resolve())
         runs_started = time.perf_counter()
         with Progress(spark, counters, progress or (lambda _: None)):
             runs = spark.createDataFrame(rows, schema=RUNS_SCHEMA)
