@@ -24,7 +24,7 @@ test reaches waits for all the others. This executor keeps cosmic-ray's sessions
 What the selection assumes, and why it holds for smpref's targets (an independent review
 looked for each): the tests are deterministic, Hypothesis included (derandomized, and with no
 constants drawn from the imported modules' source, which would differ between the baseline, a
-child and a mutant: :func:`same_draws_everywhere`); the target modules are imported before any
+child and a mutant: smpref/testing/determinism.py); the target modules are imported before any
 test, so their import-time lines count for every test; no target module caches a result one
 test computes and a later test reads (``functools.cache``, a table built on first use, a
 module- or session-scoped fixture calling it), which would credit the line to the first test
@@ -50,8 +50,6 @@ import tempfile
 import time
 import traceback
 from bisect import bisect_right
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +111,10 @@ def baseline(modules: list[str], pytest_args: list[str], out: Path) -> int:
         # even when the first test to use a module imports it
         for module in modules:
             importlib.import_module(module_name(module))
+        # no constants from the imported modules' source in Hypothesis's draws: a child, which
+        # imports fewer modules than this run, and a mutated literal would draw other examples
+        from smpref.testing.determinism import same_draws_everywhere
+
         with same_draws_everywhere():
             status = int(pytest.main(pytest_args, plugins=[Recorder()]))
     finally:
@@ -135,18 +137,6 @@ def baseline(modules: list[str], pytest_args: list[str], out: Path) -> int:
     out.write_text(json.dumps({"tests": tests, "statements": statements, "lines": lines,
                                "loaded": loaded}))
     return 0
-
-
-@contextmanager
-def same_draws_everywhere() -> Iterator[None]:
-    """Hypothesis draws no constants from the source of the modules imported at the time
-    (smpref/testing/determinism.py): otherwise a child, which imports fewer modules than the
-    baseline or a whole test session, and a mutant that changes a literal would each draw
-    other examples than the baseline that chose the tests."""
-    from smpref.testing.determinism import same_draws_everywhere as without_constants
-
-    with without_constants():
-        yield
 
 
 def _is_test_code(module: Any) -> bool:
@@ -292,7 +282,9 @@ def execute(session: Path, module: str, plan_file: Path, timeout: float,
     path = Path(module)
     original = path.read_text(encoding="utf-8")
     stamp = int(time.time()) + 1_000
-    with use_db(str(session), WorkDB.Mode.open) as db:
+    from smpref.testing.determinism import same_draws_everywhere  # as in baseline
+
+    with same_draws_everywhere(), use_db(str(session), WorkDB.Mode.open) as db:
         for n, item in enumerate(list(db.pending_work_items)):
             mutation = item.mutations[0]
             operator = cosmic_ray.plugins.get_operator(mutation.operator_name)(
@@ -316,8 +308,7 @@ def execute(session: Path, module: str, plan_file: Path, timeout: float,
             # only the files of the chosen tests are collected: fewer imports per mutant
             files = list(dict.fromkeys(nodeid.split("::")[0] for nodeid in order))
             try:
-                with same_draws_everywhere():
-                    killed, output = run_child([*options, *files], order, timeout, planned)
+                killed, output = run_child([*options, *files], order, timeout, planned)
             finally:
                 path.write_text(original, encoding="utf-8")
                 os.utime(path, (stamp + 2 * n + 1, stamp + 2 * n + 1))

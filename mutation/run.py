@@ -377,6 +377,10 @@ PYTEST_OPTIONS = ("-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-k", PLANTED
                   "-W", "ignore::pytest.PytestAssertRewriteWarning")
 
 
+#: seconds a mutant's tests may take before it counts as killed (cosmic-ray's rule)
+TIMEOUT = 120.0
+
+
 def _config(module: str) -> str:
     # what `cosmic-ray init` reads to find the mutants; mutation/judge.py runs them, so the
     # test command is never used
@@ -385,10 +389,6 @@ def _config(module: str) -> str:
             f'excluded-modules = []\ntest-command = "mutation/judge.py"\n\n'
             f'[cosmic-ray.distributor]\nname = "local"\n\n'
             f'[cosmic-ray.filters.operators-filter]\nexclude-operators = [\n  {excluded}\n]\n')
-
-
-#: seconds a mutant's tests may take before it counts as killed (cosmic-ray's rule)
-TIMEOUT = 120.0
 
 
 def _run(args: list[str], cwd: Path) -> None:
