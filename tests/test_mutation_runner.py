@@ -223,6 +223,14 @@ def judge() -> ModuleType:
     return module
 
 
+def toy_env(where: Path) -> dict[str, str]:
+    """The toy's environment, with bytecode written as on a machine without
+    PYTHONDONTWRITEBYTECODE (CI): a stale compiled file must not hide a mutant."""
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(where)}
+
+
 def toy_line(piece: str) -> int:
     return next(n for n, line in enumerate(TOY.splitlines(), 1) if piece in line)
 
@@ -240,7 +248,7 @@ def toy_plan(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
                            "--modules", "toy.py", "--out", "plan.json", "--", "-q", "-p",
                            "no:cacheprovider", "-n", "0", "--rootdir", ".", "test_toy.py"],
                           cwd=where, capture_output=True, text=True, check=False,
-                          env={**__import__("os").environ, "PYTHONPATH": str(where)})
+                          env=toy_env(where))
     assert done.returncode == 0, done.stdout + done.stderr
     return where, json.loads((where / "plan.json").read_text())
 
@@ -281,11 +289,14 @@ import json, sys
 sys.path.insert(0, {str(REPO / "mutation")!r})
 import judge
 args = ["-q", "-p", "no:cacheprovider", "-n", "0", "--rootdir", ".", "test_toy.py"]
-open("toy.py", "w").write({mutated!r})
+import os
+# as the judge does per mutant: a stamp of its own, or the plan's compiled file (same size,
+# same second) would be loaded in place of the mutant
+open("toy.py", "w").write({mutated!r}); os.utime("toy.py", (2 * 10**9, 2 * 10**9))
 verdicts = [judge.run_child(args, ["test_toy.py::test_f"], 60)[0],
             judge.run_child(args, ["test_toy.py::test_g"], 60)[0]]
 open("toy.py", "w").write({TOY!r})
-import os; os.utime("toy.py", (10**9, 10**9))
+os.utime("toy.py", (10**9, 10**9))
 verdicts.append(judge.run_child(args, ["test_toy.py::test_f"], 60)[0])
 # a test the plan does not know (a mutant added it) runs too: here it fails
 open("test_new.py", "w").write("def test_new():\\n    assert False\\n")
@@ -296,7 +307,7 @@ print(json.dumps(verdicts))
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=where, capture_output=True,
                           text=True, check=False,
-                          env={**__import__("os").environ, "PYTHONPATH": str(where)})
+                          env=toy_env(where))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == [True, False, False, True, False]
 
