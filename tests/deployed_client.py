@@ -1,4 +1,5 @@
-"""A deployed SMP client at version 18, written from smp-wire.md alone (§3.2-3.10).
+"""A deployed SMP client at any version from 6 to 18, written from smp-wire.md alone
+(§2.8, §3.2-3.10).
 
 It is the deployed double (tests/deployed_double.py) turned around: it shares smpref's
 transport (TLS with ALPN ``smp/1``, the handshake and the encrypted blocks, which the vectors
@@ -115,16 +116,24 @@ class Ids:
     server_ntf_dh: bytes | None
 
 
-def parse_ids(body: bytes) -> Ids:
-    """IDS (v17+): smp-wire §3.7."""
+def parse_ids(body: bytes, version: int = 18) -> Ids:
+    """IDS in its layout at ``version`` (smp-wire §3.7): the two IDs and the server's DH key;
+    from 9 to 14 the sender-secures flag (reported as mode M or C); from 15 Maybe mode and
+    Maybe link ID; from 16 Maybe service ID; from 17 Maybe notifier credentials."""
     p = Parser(body)
     rid, sid, dh = p.ss(), p.ss(), p.ss()
-    mode = p.take(1) if p.maybe() else None
-    link = p.ss() if p.maybe() else None
-    if p.maybe():
+    mode = link = nid = ntf_dh = None
+    if 9 <= version < 15:
+        flag = p.take(1)
+        if flag not in (b"T", b"F"):
+            raise ValueError(f"bad Bool {flag!r}")
+        mode = b"M" if flag == b"T" else b"C"
+    if version >= 15:
+        mode = p.take(1) if p.maybe() else None
+        link = p.ss() if p.maybe() else None
+    if version >= 16 and p.maybe():
         p.ss()  # a service ID
-    nid = ntf_dh = None
-    if p.maybe():
+    if version >= 17 and p.maybe():
         nid, ntf_dh = p.ss(), p.ss()
     p.done()
     assert dh.startswith(X25519_SPKI)
@@ -173,7 +182,9 @@ class DeployedClient:
         self.reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def connect(cls, address: str, alpn: tuple[str, ...] = ("smp/1",)) -> DeployedClient:
+    async def connect(cls, address: str, alpn: tuple[str, ...] = ("smp/1",),
+                      version: int | None = None) -> DeployedClient:
+        """Over ALPN ``smp/1``, at the server's newest version or at ``version``."""
         server = parse_server_address(address)
         reader, writer = await asyncio.open_connection(
             server.hosts[0], server.effective_port, ssl=client_context(list(alpn)),
@@ -183,7 +194,7 @@ class DeployedClient:
         session = session_id(ssl_object)
         connected = await connect(stream, server.key_hash, session,
                                   ssl_object.getpeercert(binary_form=True), os.urandom,
-                                  alpn=ssl_object.selected_alpn_protocol())
+                                  alpn=ssl_object.selected_alpn_protocol(), version=version)
         return cls(stream, session, connected.negotiated.version)
 
     @classmethod
@@ -237,6 +248,8 @@ class DeployedClient:
             signature = key.sign(ss(self.session) + signed).signature if key else b""
         if self.version < 7:  # the session ID is sent, and there is no service signature
             return corr, ss(signature) + ss(self.session) + signed
+        if self.version < 16:  # no service signature before version 16
+            return corr, ss(signature) + signed
         return corr, ss(signature) + (b"0" if signature else b"") + signed
 
     async def send_raw(self, transmissions: list[bytes]) -> None:
@@ -256,15 +269,23 @@ class DeployedClient:
 
 
 def new_command(owner: Keys, *, subscribe: bool = True, mode: bytes | None = b"M",
-                link: bytes = b"", ntf: Keys | None = None, password: bytes | None = None
-                ) -> bytes:
-    """NEW (v17+): keys, Maybe(basicAuth), subMode, Maybe(queueReqData), Maybe(ntfCreds).
-    ``link`` is the bytes inside queueReqData's inner Maybe (empty: '0')."""
+                link: bytes = b"", ntf: Keys | None = None, password: bytes | None = None,
+                version: int = 18) -> bytes:
+    """NEW in its layout at ``version`` (smp-wire §3.7): keys, then below 9 an optional
+    ``'A' ss(password)`` and subMode; from 9 Maybe(basicAuth) and subMode, then from 9 to 14
+    the sender-secures Bool (``mode`` M: T), from 15 Maybe(queueReqData) and from 17
+    Maybe(ntfCreds). ``link`` is the bytes inside queueReqData's inner Maybe (empty: '0')."""
     out = b"NEW " + ss(owner.auth_spki) + ss(owner.dh_spki)
+    if version < 9:
+        out += b"A" + ss(password) if password is not None else b""
+        return out + (b"S" if subscribe else b"C")
     out += b"1" + ss(password) if password is not None else b"0"
     out += b"S" if subscribe else b"C"
+    if version < 15:
+        return out + (b"T" if mode == b"M" else b"F")
     out += b"0" if mode is None else b"1" + mode + (b"1" + link if link else b"0")
-    out += b"1" + ss(ntf.auth_spki) + ss(ntf.dh_spki) if ntf else b"0"
+    if version >= 17:
+        out += b"1" + ss(ntf.auth_spki) + ss(ntf.dh_spki) if ntf else b"0"
     return out
 
 

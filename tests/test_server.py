@@ -79,16 +79,21 @@ def test_version_choice_reads_the_range_in_the_namespace_of_the_selected_alpn() 
     assert versions.client_choice(6, 18, smp).version == 18
     assert not versions.client_choice(6, 18, smp).extended
     assert versions.client_choice(6, 18, None).version == 18  # no ALPN: deployed SMP
-    assert versions.client_choice(6, 18, smp, version=17).version == 17
+    # every deployed version can be forced, and a range below 18 gives its own newest
+    assert [versions.client_choice(6, 18, smp, version=v).version
+            for v in range(6, 19)] == list(range(6, 19))
+    assert versions.client_choice(6, 16, smp).version == 16
+    assert versions.client_choice(6, 6, None).version == 6
     assert versions.client_choice(1000, 1000, seed).extended
     # the seed version means nothing under smp/1, a deployed range nothing under the seed token
     for low, high, alpn, forced in ((1000, 1000, smp, None), (1000, 1000, None, None),
-                                    (6, 18, seed, None), (6, 16, smp, None),
-                                    (6, 18, smp, 16), (1000, 1000, seed, 18)):
+                                    (6, 18, seed, None), (1, 5, smp, None), (19, 20, smp, None),
+                                    (6, 18, smp, 5), (6, 18, smp, 19), (6, 16, smp, 17),
+                                    (1000, 1000, seed, 18)):
         with pytest.raises(versions.VersionError):
             versions.client_choice(low, high, alpn, forced)
-    # a server advertises versions deployed SMP defined under smp/1, the seed's elsewhere
-    assert versions.advertised(Dialect.DEPLOYED) == (17, 18)
+    # a server advertises deployed's whole range under smp/1, the seed's elsewhere (DEP-12)
+    assert versions.advertised(Dialect.DEPLOYED) == (6, 18)
     assert versions.advertised(Dialect.DEPLOYED, None) == (6, 6)
     assert versions.advertised(Dialect.SEED) == (1000, 1000)
     assert versions.dialect_of_alpn(seed) is Dialect.SEED
@@ -97,11 +102,11 @@ def test_version_choice_reads_the_range_in_the_namespace_of_the_selected_alpn() 
     assert versions.client_alpn(Dialect.DEPLOYED) == [smp]
 
 
-@req("TRANS-11", "TRANS-14", "DIV-37", "DEP-11")
+@req("TRANS-11", "TRANS-14", "DIV-37", "DEP-11", "DEP-12")
 @pytest.mark.parametrize(("alpn", "expected"), [
     ([versions.SEED_ALPN, versions.SMP_ALPN], (1000, 1000)),
     ([versions.SMP_ALPN, versions.SEED_ALPN], (1000, 1000)),  # the server's order decides
-    ([versions.SMP_ALPN], (17, 18)),
+    ([versions.SMP_ALPN], (6, 18)),
     ([], (6, 6)),  # no ALPN: deployed SMP at version 6 alone, as deployed (DEP-11)
 ])
 def test_the_alpn_chooses_the_advertised_range(tmp_path: Path, alpn: list[str],

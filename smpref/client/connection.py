@@ -47,10 +47,12 @@ from smpref.transport.versions import SMPREF_VERSION, Negotiated, client_alpn
 from smpref.wire.blocks import unpad
 from smpref.wire.deployed import DeployedMessageBody
 from smpref.wire.dialects import Dialect
-from smpref.wire.messages import MSG, NEW
+from smpref.wire.messages import MSG, NEW, ConnectionMode, DeployedNEW, QueueReqData
 from smpref.wire.structs import Message
+from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES, SHORT_LINKS
 
-__all__ = ["SmpClient", "is_deployed_only", "is_seed_specific", "open_deployed_message"]
+__all__ = ["SmpClient", "at_version", "is_deployed_only", "is_seed_specific",
+           "open_deployed_message"]
 
 def is_seed_specific(message: Message) -> bool:
     """Whether a command exists only in the seed design (``profile seed``, TRANS-11). A seed
@@ -61,6 +63,34 @@ def is_seed_specific(message: Message) -> bool:
         return message.ntf_request is not None or (
             request is not None and request.queue_link is not None)
     return message.DEF.profile == "seed"
+
+
+def at_version(message: Message, version: int) -> Message:
+    """A command as a deployed client at ``version`` sends it: a seed NEW without a link and
+    a notifier request becomes deployed NEW in that version's layout (DEP-12): its mode goes
+    in queueReqData from 15, in the sndSecure flag from 9 to 14, and nowhere below 9 (such a
+    queue has no mode, and the sender cannot secure it). Anything else is sent as it is.
+
+    Raises:
+        UnsupportedError: a deployed command has a field the version's layout cannot carry.
+    """
+    if isinstance(message, NEW) and not is_seed_specific(message):
+        mode = message.queue_request.conn_mode if message.queue_request else None
+        invitation = mode is ConnectionMode.Invitation
+        message = DeployedNEW(
+            rcv_auth_key=message.rcv_auth_key, rcv_dh_key=message.rcv_dh_key,
+            basic_auth=message.basic_auth, sub_mode=message.sub_mode,
+            snd_secure=invitation if SENDER_SECURES <= version < SHORT_LINKS else None,
+            queue_req_data=None if mode is None or version < SHORT_LINKS else (
+                QueueReqData.M(link=None) if invitation else QueueReqData.C(link=None)),
+            ntf_creds=None)
+    if isinstance(message, DeployedNEW) and version < NOTIFIER_CREDENTIALS \
+            and message.ntf_creds is not None:
+        raise UnsupportedError(f"NEW has no notifier credentials at version {version} (17+)")
+    if isinstance(message, DeployedNEW) and version < SHORT_LINKS \
+            and message.queue_req_data is not None:
+        raise UnsupportedError(f"NEW has no queueReqData at version {version} (15+)")
+    return message
 
 
 def is_deployed_only(message: Message) -> bool:
@@ -76,7 +106,9 @@ class SmpClient:
         self.address = address
         self.stream = stream
         self.connected = connected
-        self.session = ClientSession(session, connected.server_session_public, random)
+        self.session = ClientSession(
+            session, connected.server_session_public, random,
+            None if connected.negotiated.extended else connected.negotiated.version)
         self.random = random
         self.events: asyncio.Queue[Reply] = asyncio.Queue()
         self._waiting: dict[bytes, asyncio.Future[Reply]] = {}
@@ -194,6 +226,8 @@ class SmpClient:
             raise UnsupportedError(f"{message.TAG} of deployed SMP does not exist in the seed "
                                    "design the server negotiated (version "
                                    f"{self.negotiated.version})")
+        if self.session.version is not None:
+            message = at_version(message, self.session.version)
         corr, data = self.session.transmission(message, entity_id, key, corr_id)
         return (await self.send_transmissions([(corr, data)], timeout=timeout))[0]
 
@@ -256,7 +290,8 @@ class SmpClient:
         try:
             while True:
                 for data in await self.stream.receive():
-                    self._dispatch(Reply.decode(data, self.negotiated.dialect))
+                    self._dispatch(Reply.decode(data, self.negotiated.dialect,
+                                                self.session.version))
         except (ConnectionClosedError, BlockError, WireError, OSError) as exc:
             self.closed_reason = str(exc) or type(exc).__name__
         finally:

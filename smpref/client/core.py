@@ -33,9 +33,10 @@ from smpref.wire.messages import (
     QueueLink,
     RcvMessage,
 )
-from smpref.wire.schema import decode_message, decode_struct, render_error
+from smpref.wire.schema import decode_message, decode_struct, encode_message, render_error
 from smpref.wire.structs import Message, Response
 from smpref.wire.transmission import Transmission, authorized_bytes
+from smpref.wire.version_history import IMPLIED_SESSION
 
 #: how many opened message IDs an owner remembers (at least a full queue's worth)
 OPENED_MEMORY = 1024
@@ -140,6 +141,9 @@ class ClientSession:
     session_id: bytes
     server_session_public: bytes
     random: Random
+    #: the deployed version the connection negotiated, whose layouts it speaks (None: the
+    #: current layouts, as the seed design's)
+    version: int | None = None
 
     def next_corr_id(self) -> bytes:
         return self.random(24)
@@ -147,14 +151,22 @@ class ClientSession:
     def transmission(self, message: Message, entity_id: bytes = b"",
                      key: AuthKeyPair | None = None, corr_id: bytes | None = None
                      ) -> tuple[bytes, bytes]:
-        """(corrId, encoded transmission), authorized with ``key`` if given (TRANS-6)."""
+        """(corrId, encoded transmission), authorized with ``key`` if given (TRANS-6), in
+        the layouts of :attr:`version`.
+
+        Raises:
+            BadValueError: the message has a field that version's layout cannot carry.
+        """
         corr = self.next_corr_id() if corr_id is None else corr_id
-        body = message.encode()
+        body = encode_message(message, self.version)
         authorization = b""
         if key is not None:
             signed = authorized_bytes(self.session_id, corr, entity_id, body)
             authorization = key.authorize(signed, corr, self.server_session_public)
-        return corr, Transmission(authorization, corr, entity_id, body).encode()
+        session = self.session_id if self.version is not None and \
+            self.version < IMPLIED_SESSION else None
+        return corr, Transmission(authorization, corr, entity_id, body,
+                                  session_id=session).encode(self.version)
 
     def open_link(self, link: LinkKeys, corr_id: bytes, sealed: bytes) -> QueueLink:
         """Open a LINK response and check its link ID (LINK-9, LINK-10)."""
@@ -232,16 +244,18 @@ class Reply:
     message: Response | None
 
     @classmethod
-    def decode(cls, data: bytes, dialect: Dialect = Dialect.SEED) -> Reply:
-        """Decode a server transmission in the connection's dialect; a response that dialect
-        does not define keeps ``message`` None.
+    def decode(cls, data: bytes, dialect: Dialect = Dialect.SEED,
+               version: int | None = None) -> Reply:
+        """Decode a server transmission in the connection's dialect and version; a response
+        that dialect does not define keeps ``message`` None.
 
         Raises:
             WireError: the transmission itself does not parse.
         """
-        tx = Transmission.decode(data)
+        tx = Transmission.decode(data, version)
         try:
-            message = decode_message(tx.command, kind="response", dialect=dialect)
+            message = decode_message(tx.command, kind="response", dialect=dialect,
+                                     version=version)
         except WireError:
             return cls(tx, None)
         assert isinstance(message, Response)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from smpref.client.connection import SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, OwnedQueue, Reply, make_link_blob
 from smpref.errors import ClientError, CryptoError, Fail, Skip
+from smpref.wire.blocks import pad
 from smpref.wire.messages import (
     ACK,
     GET,
@@ -39,6 +40,8 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.structs import Command, Response
+from smpref.wire.transmission import Transmission
+from smpref.wire.version_history import IMPLIED_SESSION
 
 R = TypeVar("R", bound=Response)
 
@@ -303,6 +306,27 @@ class Context:
         if self.extended:
             return self.expect(reply, "OK", "MSG", step="SUB")
         return self.expect(reply, "OK", "SOK", "MSG", step="SUB")
+
+    @property
+    def deployed_version(self) -> int | None:
+        """The deployed version the connections speak, or None in the seed design."""
+        return None if self.extended else self.version
+
+    def raw_transmission(self, client: SmpClient, authorization: bytes, corr_id: bytes,
+                         entity_id: bytes, command: bytes) -> bytes:
+        """A transmission built by hand, in the layout of the client's version (below 7 it
+        names the session; below 16 no service signature follows an authorization)."""
+        version = client.session.version
+        session = client.session_id if version is not None and version < IMPLIED_SESSION \
+            else None
+        return Transmission(authorization, corr_id, entity_id, command,
+                            session_id=session).encode(version)
+
+    def block(self, client: SmpClient, content: bytes) -> bytes:
+        """A block's bytes as the client's connection frames it: encrypted with its send
+        chain when the version encrypts blocks (11+), else padded (smp-wire §2.4)."""
+        chain = client.stream.framing.send_chain
+        return chain.encrypt(content) if chain is not None else pad(content)
 
 
 async def wait_closed(client: SmpClient, timeout: float) -> bool:

@@ -52,6 +52,7 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.structs import Command, Response
+from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES, SHORT_LINKS
 
 C = TypeVar("C", bound=Command)
 Effect = Callable[[Step[Command]], list[Outgoing]]
@@ -130,14 +131,31 @@ def _new(step: Step[NEW | DeployedNEW]) -> list[Outgoing]:
     server.store.put(queue)
     if not deployed:
         enqueue(server, queue, RecordKind.Initial, initial, notification=False)
-    ids = IDS(rcv_id=queue.recipient_id, snd_id=queue.sender_id,
-              rcv_public_dh_key=PublicKey(KeyAlgorithm.X25519, queue.server_dh_public),
-              queue_mode=request.queue_mode, link_id=link_id, service_id=None,
-              server_ntf_creds=ntf_creds)
+    ids = ids_at(step.session.version, IDS(
+        rcv_id=queue.recipient_id, snd_id=queue.sender_id,
+        rcv_public_dh_key=PublicKey(KeyAlgorithm.X25519, queue.server_dh_public),
+        queue_mode=request.queue_mode, link_id=link_id, service_id=None,
+        server_ntf_creds=ntf_creds))
     out = [answer(step, ids, entity_id=b"")]
     if cmd.sub_mode is SubscriptionMode.Subscribe:
         out += subscribe(server, step.session, queue, corr_id=None)
     return out
+
+
+def ids_at(version: int | None, ids: IDS) -> IDS:
+    """IDS as a session at ``version`` is told it (None: the current layout), as deployed's
+    server reports it (smp-wire §3.7, DEP-12): below 15 no mode and no link ID, but from 9 to
+    14 whether the sender can secure the queue (a messaging queue); below 16 no service ID,
+    below 17 no notifier credentials (a NEW below 17 cannot ask for them)."""
+    if version is None or version >= NOTIFIER_CREDENTIALS:
+        return ids
+    return replace(
+        ids,
+        sender_can_secure=(ids.queue_mode is ConnectionMode.Invitation
+                           if SENDER_SECURES <= version < SHORT_LINKS else None),
+        queue_mode=ids.queue_mode if version >= SHORT_LINKS else None,
+        link_id=ids.link_id if version >= SHORT_LINKS else None,
+        service_id=None, server_ntf_creds=None)
 
 
 def _link_rule(queue: QueueRecord) -> tuple[str, ...]:

@@ -49,7 +49,6 @@ from smpref.model.step import (
     new_request,
     queue_mode,
 )
-from smpref.wire.legacy import message_limit
 from smpref.wire.messages import (
     ACK,
     KEY,
@@ -68,6 +67,7 @@ from smpref.wire.messages import (
     RecordKind,
 )
 from smpref.wire.structs import Command
+from smpref.wire.version_history import message_limit
 
 #: the outcome of a rule that lets the command's effect run
 ACCEPT = "accept"

@@ -49,7 +49,6 @@ from smpref.model.sessions import Outgoing, Session
 from smpref.model.states import Credential
 from smpref.model.step import LINK_ID_SIZE, Step
 from smpref.notation.definitions import MessageDef
-from smpref.wire import legacy
 from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
 from smpref.wire.messages import ERR
@@ -73,24 +72,18 @@ class Server(ServerState):
     def receive(self, session_id: bytes, data: bytes) -> list[Outgoing]:
         """Process one transmission received on a session (see the module docstring)."""
         session = self.sessions[session_id]
-        legacy_layout = session.version is not None and \
-            session.version < legacy.IMPLIED_SESSION_VERSION
-        try:
-            if legacy_layout:  # version 6 carries the session ID (DEP-11)
-                tx, same_session = legacy.decode_transmission(data, session_id)
-                if not same_session:
-                    return [self._error(session_id, tx.corr_id, b"", "SESSION")]
-            else:
-                tx = Transmission.decode(data)
+        try:  # in the layout of the session's version (DEP-12)
+            tx = Transmission.decode(data, session.version)
         except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)
             return [self._error(session_id, b"", b"", "BLOCK")]
+        if tx.session_id is not None and tx.session_id != session_id:
+            # below version 7 the transmission names its session (smp-wire §3.2)
+            return [self._error(session_id, tx.corr_id, b"", "SESSION")]
         if tx.service_signature is not None:  # AUTH-4
             return [self._error(session_id, tx.corr_id, tx.entity_id, "SERVICE")]
         try:
-            if session.dialect is Dialect.DEPLOYED:
-                message = legacy.decode_command(tx.command, session.version)
-            else:
-                message = decode_message(tx.command, kind="command", dialect=session.dialect)
+            message = decode_message(tx.command, kind="command", dialect=session.dialect,
+                                     version=session.version)
             check_credentials(message.DEF, tx, message)
         except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX, or the credential rule's error
             return [Outgoing(session_id, tx.corr_id, tx.entity_id,

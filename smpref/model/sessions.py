@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 
 from smpref.model.states import SessionMode
 from smpref.wire.dialects import Dialect
+from smpref.wire.schema import encode_message
 from smpref.wire.structs import Response
 from smpref.wire.transmission import Transmission
+from smpref.wire.version_history import IMPLIED_SESSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,11 +21,15 @@ class Outgoing:
     entity_id: bytes
     message: Response
 
-    def transmission(self) -> Transmission:
-        return Transmission(b"", self.corr_id, self.entity_id, self.message.encode())
+    def transmission(self, version: int | None = None) -> Transmission:
+        """The transmission in the layouts of ``version`` (None: the current ones): below 7
+        it carries the session ID (smp-wire §3.2)."""
+        session = self.session_id if version is not None and version < IMPLIED_SESSION else None
+        return Transmission(b"", self.corr_id, self.entity_id,
+                            encode_message(self.message, version), session_id=session)
 
-    def encode(self) -> bytes:
-        return self.transmission().encode()
+    def encode(self, version: int | None = None) -> bytes:
+        return self.transmission(version).encode(version)
 
 
 @dataclass
@@ -38,8 +44,9 @@ class Session:
     session_id: bytes
     secret: bytes
     dialect: Dialect = Dialect.SEED
-    #: the negotiated version when its layouts are older than the notation's (a deployed
-    #: client at version 6, DEP-11); None for the current layouts
+    #: the negotiated version of a deployed session (6-18), whose layouts and answers it gets
+    #: (DEP-12); None for the current layouts (the seed design, and model tests that do not
+    #: choose a version)
     version: int | None = None
     modes: dict[bytes, SessionMode] = field(default_factory=dict)
     delivered: dict[bytes, bytes] = field(default_factory=dict)

@@ -96,6 +96,8 @@ def new_request(cmd: NEW | DeployedNEW) -> NewRequest:
         blob = deployed_blob(data.link.link_data)
     reported = None if data is None else (
         ConnectionMode.Invitation if isinstance(data, QueueReqData_M) else ConnectionMode.Contact)
+    if cmd.snd_secure is not None:  # versions 9-14: T is a messaging queue, F a contact one
+        reported = ConnectionMode.Invitation if cmd.snd_secure else ConnectionMode.Contact
     return NewRequest(reported or ConnectionMode.Contact, reported, link_id, sender_id,
                       server_link_id, blob, creds.ntf_auth_key if creds else None,
                       creds.rcv_ntf_dh_key if creds else None, None, Dialect.DEPLOYED)

@@ -20,6 +20,7 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "DhKey": (),
     "Bytes": ("size",),
     "Maybe": ("type",),
+    "Flagged": ("type", "byte"),
     "List": ("type",),
     "NonEmpty": ("type",),
     "Sealed": ("type",),
@@ -43,12 +44,44 @@ AUTH_RULES = ("required", "forbidden", "optional", "when")
 SIGNERS = ("recipient_key", "sender_key", "notifier_key", "field", "none")
 
 
+#: the highest version number a range may name; an open upper end reaches it
+MAX_VERSION = 0xFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """An inclusive range of protocol versions (``versions 9..14``; ``15..`` is open)."""
+
+    low: int = 0
+    high: int = MAX_VERSION
+
+    def __contains__(self, version: object) -> bool:
+        return isinstance(version, int) and self.low <= version <= self.high
+
+    @property
+    def everywhere(self) -> bool:
+        return self.low == 0 and self.high == MAX_VERSION
+
+    def overlaps(self, other: Versions) -> bool:
+        return self.low <= other.high and other.low <= self.high
+
+    def __str__(self) -> str:
+        low = str(self.low) if self.low else ""
+        high = str(self.high) if self.high != MAX_VERSION else ""
+        return f"{low}..{high}"
+
+
+#: every version: what a field or message without ``versions`` has
+ALL_VERSIONS = Versions()
+
+
 @dataclass(frozen=True, slots=True)
 class TypeRef:
-    """A type as written: ``Maybe(QueueLink)`` is TypeRef("Maybe", (TypeRef("QueueLink"),))."""
+    """A type as written: ``Maybe(QueueLink)`` is TypeRef("Maybe", (TypeRef("QueueLink"),));
+    ``Flagged(ShortString, "A")`` has a string argument."""
 
     name: str
-    args: tuple[TypeRef | int, ...] = ()
+    args: tuple[TypeRef | int | str, ...] = ()
 
     def __str__(self) -> str:
         if not self.args:
@@ -72,6 +105,9 @@ class Field:
     doc: str = ""
     diverges: str = ""
     requirements: tuple[str, ...] = ()
+    #: the versions whose layout has the field (ALL_VERSIONS: every one); only message fields
+    #: may be versioned, and a name may repeat with disjoint ranges (one layout per range)
+    versions: Versions = ALL_VERSIONS
 
     @property
     def attr(self) -> str:
@@ -128,6 +164,9 @@ class Variant:
     tag: str
     items: tuple[Item, ...]
     doc: str = ""
+    #: the versions that have the variant, and what older versions get instead (a tag)
+    versions: Versions = ALL_VERSIONS
+    older: str = ""
 
     @property
     def fields(self) -> tuple[Field, ...]:
@@ -176,10 +215,36 @@ class MessageDef:
     diverges: str = ""
     #: "both", "seed" or "deployed": the dialects the message exists in (TRANS-11)
     profile: str = "both"
+    #: the versions that have the message, and the field-less response older ones get instead
+    versions: Versions = ALL_VERSIONS
+    older: str = ""
 
     @property
     def fields(self) -> tuple[Field, ...]:
-        return tuple(i for i in self.items if isinstance(i, Field))
+        """Every field once, in order of first appearance (a versioned name may repeat)."""
+        seen: dict[str, Field] = {}
+        for item in self.items:
+            if isinstance(item, Field) and item.name not in seen:
+                seen[item.name] = item
+        return tuple(seen.values())
+
+    def items_at(self, version: int) -> tuple[Item, ...]:
+        """The layout at ``version``: the items whose range holds it."""
+        return tuple(i for i in self.items
+                     if not isinstance(i, Field) or version in i.versions)
+
+    @property
+    def layout_versions(self) -> tuple[int, ...]:
+        """The first version of each distinct layout, ascending (0 for the oldest)."""
+        edges = {0}
+        for item in self.items:
+            if isinstance(item, Field) and not item.versions.everywhere:
+                edges.add(item.versions.low)
+                if item.versions.high != MAX_VERSION:
+                    edges.add(item.versions.high + 1)
+        if not self.versions.everywhere:
+            edges.add(self.versions.low)
+        return tuple(sorted(edges))
 
     @property
     def class_name(self) -> str:

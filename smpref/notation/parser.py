@@ -28,6 +28,7 @@ from smpref.notation.definitions import (
     TypeRef,
     UnionDef,
     Variant,
+    Versions,
 )
 from smpref.resources import grammar_text, parser_cache, spec_text
 
@@ -66,6 +67,20 @@ class _ToDefinitions(Transformer[Token, Any]):
 
     def int_arg(self, items: list[Token]) -> int:
         return int(items[0])
+
+    def string_arg(self, items: list[Token]) -> str:
+        return _unquote(items[0])
+
+    def versions_attr(self, items: list[Token]) -> tuple[str, Versions]:
+        low, high = str(items[0]).split("..")
+        versions = Versions(int(low) if low else 0,
+                            int(high) if high else Versions().high)
+        if versions.low > versions.high or versions.everywhere:
+            raise NotationError(f"versions {items[0]}: an empty or unbounded range")
+        return ("versions", versions)
+
+    def older_attr(self, items: list[Token]) -> tuple[str, str]:
+        return ("older", str(items[0]))
 
     def literal(self, items: list[Token]) -> Literal:
         return Literal(_unquote(items[0]).encode("ascii"))
@@ -109,6 +124,7 @@ class _ToDefinitions(Transformer[Token, Any]):
             doc=doc,
             diverges=attrs.get("diverges"),
             requirements=attrs.get("requirements", ()),
+            versions=attrs.get("versions", Versions()),
         )
 
     def enum_member(self, items: list[Any]) -> EnumMember:
@@ -137,7 +153,9 @@ class _ToDefinitions(Transformer[Token, Any]):
     def variant(self, items: list[Any]) -> Variant:
         tag, *rest = items
         doc = next((r for r in rest if isinstance(r, str)), "")
-        return Variant(str(tag), _items(rest), doc)
+        attrs = _Attributes(rest)
+        return Variant(str(tag), _items(rest), doc, attrs.get("versions", Versions()),
+                       attrs.get("older"))
 
     def union_def(self, items: list[Any]) -> UnionDef:
         name, *rest = items
@@ -170,6 +188,8 @@ class _ToDefinitions(Transformer[Token, Any]):
             source=attrs.get("source"),
             diverges=attrs.get("diverges"),
             profile=attrs.get("profile", "both"),
+            versions=attrs.get("versions", Versions()),
+            older=attrs.get("older"),
         )
 
 
@@ -239,7 +259,7 @@ def open_ended(defs: Definitions, t: TypeRef) -> bool:
     """
     if t.name in _OPEN_ENDED_BUILTINS:
         return True
-    if t.name == "Maybe":
+    if t.name in ("Maybe", "Flagged"):
         arg = t.args[0]
         return isinstance(arg, TypeRef) and open_ended(defs, arg)
     if t.name in defs.enums:
@@ -257,9 +277,14 @@ def open_ended(defs: Definitions, t: TypeRef) -> bool:
 
 
 def message_open_ended(defs: Definitions, message: MessageDef) -> bool:
-    """Whether a message's encoding ends in an open-ended field (see :func:`open_ended`)."""
-    last = message.items[-1] if message.items else None
-    return isinstance(last, Field) and open_ended(defs, last.type)
+    """Whether a message's encoding ends in an open-ended field (see :func:`open_ended`) in
+    any version's layout."""
+    for version in message.layout_versions:
+        items = message.items_at(version)
+        last = items[-1] if items else None
+        if isinstance(last, Field) and open_ended(defs, last.type):
+            return True
+    return False
 
 
 class _Checker:
@@ -281,6 +306,13 @@ class _Checker:
                 raise NotationError(f"char union {un.name}: every variant tag is one byte")
             for v in un.variants:
                 self._check_items(f"{un.name}.{v.tag}", v.items)
+                if bool(v.older) == v.versions.everywhere:
+                    raise NotationError(f"{un.name}.{v.tag}: a variant with versions says "
+                                        "what older ones get, with older")
+                older = next((o for o in un.variants if o.tag == v.older), None)
+                if v.older and (older is None or older.items):
+                    raise NotationError(f"{un.name}.{v.tag}: older {v.older} must be a "
+                                        "variant without fields")
         for msg in self.defs.messages.values():
             self._check_message(msg)
         for msg in self.defs.deployed.values():
@@ -306,6 +338,9 @@ class _Checker:
             for param, arg in zip(params, t.args, strict=True):
                 if param == "size" and not (isinstance(arg, int) and arg > 0):
                     raise NotationError(f"{where}: {t.name} needs a positive size")
+                if param == "byte" and not (isinstance(arg, str) and len(arg) == 1
+                                            and arg.isascii()):
+                    raise NotationError(f"{where}: {t.name} needs one ASCII character")
                 if param == "type":
                     if not isinstance(arg, TypeRef):
                         raise NotationError(f"{where}: {t.name} needs a type argument")
@@ -320,10 +355,29 @@ class _Checker:
     def open_ended(self, t: TypeRef) -> bool:
         return open_ended(self.defs, t)
 
-    def _check_items(self, where: str, items: tuple[Item, ...]) -> None:
-        names = [f.name for f in items if isinstance(f, Field)]
-        if len(names) != len(set(names)):
-            raise NotationError(f"{where}: repeated field name")
+    def _check_items(self, where: str, items: tuple[Item, ...], *,
+                     versioned: bool = False) -> None:
+        fields = [f for f in items if isinstance(f, Field)]
+        if not versioned and any(not f.versions.everywhere for f in fields):
+            raise NotationError(f"{where}: only the fields of a message carry versions")
+        for i, first in enumerate(fields):
+            for other in fields[i + 1:]:
+                if other.name != first.name:
+                    continue
+                # one name, one layout per range: the same value in another encoding
+                if first.versions.overlaps(other.versions):
+                    raise NotationError(f"{where}: repeated field name {first.name} in "
+                                        "overlapping versions")
+                if python_value(self.defs, first.type) != python_value(self.defs, other.type):
+                    raise NotationError(f"{where}.{first.name}: its layouts must read the "
+                                        "same kind of value")
+        edges = _edges(fields)
+        for version in edges:
+            layout = [i for i in items if not isinstance(i, Field) or version in i.versions]
+            self._check_layout(f"{where} at version {version}" if len(edges) > 1 else where,
+                               layout)
+
+    def _check_layout(self, where: str, items: list[Item]) -> None:
         for index, item in enumerate(items):
             if not isinstance(item, Field):
                 continue
@@ -353,7 +407,17 @@ class _Checker:
 
     def _check_message(self, msg: MessageDef) -> None:
         where = f"{msg.kind} {msg.tag}"
-        self._check_items(where, msg.items)
+        self._check_items(where, msg.items, versioned=True)
+        if msg.older:
+            view = self.defs.dialect_view("deployed" if msg.profile == "deployed" else "seed")
+            older = view.get(msg.older)
+            if msg.kind != "response" or msg.versions.low == 0:
+                raise NotationError(f"{where}: only a response with a first version has older")
+            if older is None or older.kind != "response" or older.items:
+                raise NotationError(f"{where}: older {msg.older} must be a response without "
+                                    "fields")
+        elif not msg.versions.everywhere:
+            raise NotationError(f"{where}: a message with versions says what older ones get")
         if msg.kind == "command":
             self._check_command(where, msg)
         elif msg.party != "server" or msg.auth != "forbidden" or msg.signer != "none":
@@ -397,3 +461,23 @@ class _Checker:
         elif msg.signer != "none" and msg.entity in ("none", "link_key", "link_id"):
             raise NotationError(f"{where}: a queue key signs only commands whose entity ID "
                                 "names a queue")
+
+
+def _edges(fields: list[Field]) -> list[int]:
+    """One version inside each distinct layout of these fields."""
+    edges = {0}
+    for f in fields:
+        edges.add(f.versions.low)
+        if f.versions.high < Versions().high:
+            edges.add(f.versions.high + 1)
+    return sorted(edges)
+
+
+def python_value(defs: Definitions, t: TypeRef) -> str:
+    """What kind of value a type reads, up to absence: ``Maybe(ShortString)`` and
+    ``Flagged(ShortString, "A")`` both read optional bytes."""
+    if t.name in ("Maybe", "Flagged"):
+        inner = t.args[0]
+        assert isinstance(inner, TypeRef)
+        return python_value(defs, inner) + "?"
+    return str(t)

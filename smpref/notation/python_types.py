@@ -15,6 +15,7 @@ from __future__ import annotations
 import textwrap
 
 from smpref.notation.definitions import (
+    ALL_VERSIONS,
     Definitions,
     EnumDef,
     Field,
@@ -69,11 +70,11 @@ def python_type(t: TypeRef) -> str:
     """The annotation of a notation type, e.g. ``Maybe(QueueLink)`` -> ``QueueLink | None``."""
     if t.name in _BUILTIN_PYTHON:
         return _BUILTIN_PYTHON[t.name]
-    if t.name in ("Maybe", "List", "NonEmpty", "Framed"):
+    if t.name in ("Maybe", "Flagged", "List", "NonEmpty", "Framed"):
         inner = t.args[0]
         assert isinstance(inner, TypeRef)
         name = python_type(inner)
-        if t.name == "Maybe":
+        if t.name in ("Maybe", "Flagged"):
             return f"{name} | None"
         if t.name == "Framed":
             return name
@@ -92,20 +93,35 @@ def _docstring(text: str, indent: str) -> list[str]:
     one = f'{indent}"""{text}"""'
     if len(one) <= WIDTH:
         return [one]
-    wrapped = textwrap.wrap(text, WIDTH - len(indent))
+    wrapped = textwrap.wrap(text, WIDTH - len(indent) - 3)
     return [f'{indent}"""{wrapped[0]}', *(indent + line for line in wrapped[1:]),
             f'{indent}"""']
 
 
 def _fields(items: tuple[Item, ...]) -> list[str]:
+    """One attribute per field name. A name in only some versions' layouts is optional and
+    None by default: absent from the layout reads as None (and must be None to be written)."""
     lines: list[str] = []
-    for item in items:
-        if not isinstance(item, Field):
+    named = [i for i in items if isinstance(i, Field)]
+    for item in named:
+        layouts = [f for f in named if f.name == item.name]
+        if layouts[0] is not item:
             continue
-        lines.append(f"    {item.attr}: {python_type(item.type)}")
+        annotation = python_type(item.type)
+        if not _in_every_version(layouts):
+            if not annotation.endswith(" | None"):
+                annotation += " | None"
+            annotation += " = None"
+        lines.append(f"    {item.attr}: {annotation}")
         doc = item.doc or f"the {item.name} field ({item.type})"
         lines += _docstring(doc, "    ")
     return lines
+
+
+def _in_every_version(layouts: list[Field]) -> bool:
+    """Whether these ranges (disjoint, the notation checks) cover every version."""
+    covered = sum(f.versions.high - f.versions.low + 1 for f in layouts)
+    return covered == ALL_VERSIONS.high - ALL_VERSIONS.low + 1
 
 
 def _bytes_literal(code: bytes) -> str:

@@ -66,10 +66,8 @@ from smpref.transport.versions import (
     advertised,
     dialect_of_alpn,
 )
-from smpref.wire import legacy
 from smpref.wire.blocks import decode_batch
 from smpref.wire.dialects import Dialect
-from smpref.wire.transmission import Transmission
 
 
 @dataclass(frozen=True)
@@ -349,12 +347,13 @@ class SmpServer:
             await stream.close()
             return
         assert self.engine is not None
-        # layouts older than the notation's are the wire's concern at version 6 only (DEP-11)
-        old = accepted.version if accepted.version < DEPLOYED_VERSIONS[0] else None
-        connection = Connection(self, number, stream, session, dialect, old)
+        # a deployed session reads and gets the layouts of its version (DEP-12); the seed
+        # design has one version, whose layouts are the current ones
+        version = accepted.version if dialect is Dialect.DEPLOYED else None
+        connection = Connection(self, number, stream, session, dialect, version)
         connection.reader_task = asyncio.current_task()
         self.connections[session] = connection
-        self.engine.submit(OpenSession(session, accepted.session_secret, dialect, old))
+        self.engine.submit(OpenSession(session, accepted.session_secret, dialect, version))
         connection.writer_task = asyncio.create_task(connection.write_loop())
         events.event("connected", conn=number, protocol=dialect.value, version=accepted.version,
                      encrypted=stream.framing.encrypted)
@@ -525,11 +524,5 @@ class SmpServer:
 
 
 def _encode(out: Outgoing, version: int | None) -> bytes:
-    """A transmission's bytes for its connection: the current layout, or version 6's, which
-    carries the session ID and older response layouts (DEP-11)."""
-    if version is None:
-        return out.encode()
-    command = legacy.response_bytes(out.message, version)
-    if version < legacy.IMPLIED_SESSION_VERSION:
-        return legacy.encode_transmission(out.session_id, out.corr_id, out.entity_id, command)
-    return Transmission(b"", out.corr_id, out.entity_id, command).encode()
+    """A transmission's bytes for its connection, in the layouts of its version (DEP-12)."""
+    return out.encode(version)

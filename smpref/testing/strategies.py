@@ -12,14 +12,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
-from smpref.wire.schema import SCHEMA
+from smpref.wire.schema import SCHEMA, MessageCodec
 from smpref.wire.structs import Message
 from smpref.wire.type_codecs import (
     BoolCodec,
     BytesCodec,
     Codec,
     EnumCodec,
+    FlaggedCodec,
     FramedCodec,
     IntCodec,
     KeyCodec,
@@ -78,6 +80,13 @@ def _strategy(codec: Codec, max_bytes: int) -> st.SearchStrategy[Any]:
         # ErrorType) then shrinks towards the simple variants.
         variants = sorted(codec.variants.values(), key=lambda v: len(v.fields))
         return st.deferred(lambda: st.one_of([_strategy(v, max_bytes) for v in variants]))
+    if isinstance(codec, FlaggedCodec):
+        return st.none() | _strategy(codec.inner, max_bytes)
+    if isinstance(codec, MessageCodec):
+        # the layout's own fields; those other versions' layouts have are absent (None)
+        return st.builds(codec.cls, **{
+            f.attr: _strategy(f.codec, max_bytes) if f.attr in codec.version_items
+            else st.none() for f in codec.fields})
     if isinstance(codec, StructCodec):
         return st.builds(
             codec.cls, **{f.attr: _strategy(f.codec, max_bytes) for f in codec.fields}
@@ -85,9 +94,12 @@ def _strategy(codec: Codec, max_bytes: int) -> st.SearchStrategy[Any]:
     raise TypeError(f"no strategy for codec {codec!r}")  # pragma: no cover - closed set
 
 
-def message_strategy(tag: str, max_bytes: int = DEFAULT_MAX_BYTES) -> st.SearchStrategy[Message]:
-    """A strategy for one command or response, by tag."""
-    return strategy_for(SCHEMA.messages[tag.encode("ascii")], max_bytes)
+def message_strategy(tag: str, max_bytes: int = DEFAULT_MAX_BYTES, *,
+                     dialect: Dialect = Dialect.SEED, version: int | None = None
+                     ) -> st.SearchStrategy[Message]:
+    """A strategy for one command or response of a dialect, by tag, in its layout at
+    ``version`` (None: the current one)."""
+    return strategy_for(SCHEMA.dialect(dialect)[tag.encode("ascii")].at(version), max_bytes)
 
 
 def messages(kind: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES

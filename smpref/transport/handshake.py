@@ -148,7 +148,9 @@ class ClientHandshake:
         secret = self.random(32)
         self.connected = Connected(negotiated, (hello.min_version, hello.max_version),
                                    server_public)
-        self.block_secret = x25519(secret, server_public)
+        # the key goes in the hello from version 7, and encrypts blocks from 11 (smp-wire §2.4)
+        if negotiated.version >= BLOCK_ENCRYPTION_VERSION:
+            self.block_secret = x25519(secret, server_public)
         return ClientHello(negotiated.version, self.key_hash, x25519_public(secret),
                            False).encode()
 

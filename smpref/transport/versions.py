@@ -12,10 +12,11 @@ One port serves two protocols, told apart by TLS ALPN before a single SMP byte i
 
 Deployed SMP already picks its advertised range by ALPN (smp-wire §2.2); a second token fits
 that mechanism and leaves deployed's own version numbers alone: under ``smp/1`` the server
-advertises only versions deployed SMP has defined and smpref serves (17, 18), and the seed
-version lives under another token, so no number smpref advertises can later be given another
-meaning by deployed SMP. The seed version keeps a number far from deployed's (1000) so that a
-log line or a report naming a version is unambiguous even without its ALPN.
+advertises and serves deployed's whole range, 6 to 18, each version in its own layouts
+(DEP-12), and the seed version lives under another token, so no number smpref advertises can
+later be given another meaning by deployed SMP. The seed version keeps a number far from
+deployed's (1000) so that a log line or a report naming a version is unambiguous even without
+its ALPN.
 
 An smpref client offers ``[smpref-seed/1, smp/1]`` (the seed first) or, to force deployed SMP,
 ``[smp/1]``; it then reads the server's range in the namespace of the ALPN the server chose.
@@ -27,8 +28,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from smpref.errors import VersionError
+from smpref.wire import version_history
 from smpref.wire.dialects import Dialect
-from smpref.wire.legacy import LEGACY_VERSION
 
 #: the ALPN of deployed SMP (smp-wire §2.2)
 SMP_ALPN: Final = "smp/1"
@@ -36,11 +37,13 @@ SMP_ALPN: Final = "smp/1"
 SEED_ALPN: Final = "smpref-seed/1"
 #: the version at which the seed design is spoken, under SEED_ALPN only
 SMPREF_VERSION: Final = 1000
-#: the deployed versions smpref serves and its client speaks byte for byte: 17 introduced
-#: NEW's notifier credentials, 18 changes nothing smpref serves (client notices of BLOCKED)
-DEPLOYED_VERSIONS: Final = (17, 18)
+#: the deployed versions smpref serves and its client speaks byte for byte: all of deployed's
+#: range, 6 to 18 (smp-wire §2.6, §2.8; DEP-12)
+DEPLOYED_VERSIONS: Final = version_history.DEPLOYED
+#: the version a client without ALPN is offered, alone, as deployed servers offer it
+LEGACY_VERSION: Final = version_history.OLDEST
 #: from this version blocks are encrypted when the client sends a key (smp-wire §2.4)
-BLOCK_ENCRYPTION_VERSION: Final = 11
+BLOCK_ENCRYPTION_VERSION: Final = version_history.BLOCK_ENCRYPTION
 
 
 def advertised(dialect: Dialect, alpn: str | None = SMP_ALPN) -> tuple[int, int]:

@@ -9,34 +9,31 @@ from __future__ import annotations
 from typing import Any
 
 from smpref.errors import BadValueError, WireError
-from smpref.wire import legacy
 from smpref.wire.blocks import decode_batch, decode_block, encode_batch, encode_block
 from smpref.wire.dialects import Dialect
 from smpref.wire.schema import decode_message, message_from_json, message_to_json
 from smpref.wire.transmission import Transmission, check_credentials
 from smpref.wire.type_codecs import Json
+from smpref.wire.version_history import OLDEST
 
-_TX_KEYS = {"authorization", "serviceSignature", "corrId", "entityId", "message",
+_TX_KEYS = {"authorization", "serviceSignature", "sessionId", "corrId", "entityId", "message",
             "credentialCheck"}
 
 
 def transmission_to_json(data: bytes, *, base_offset: int = 0,
                          dialect: Dialect = Dialect.SEED, version: int | None = None) -> Json:
-    """Decode one transmission in a protocol's definitions (TRANS-11), at ``version``'s
-    layouts when they are older than the notation's (DEP-11); errors carry offsets relative to
+    """Decode one transmission in a protocol's definitions (TRANS-11), in ``version``'s
+    layouts (None: the current ones; DEP-12); errors carry offsets relative to
     ``base_offset``."""
     try:
-        if version is not None and version < legacy.IMPLIED_SESSION_VERSION:
-            tx, _ = legacy.decode_transmission(data, b"")
-        else:
-            tx = Transmission.decode(data)
+        tx = Transmission.decode(data, version)
     except WireError as exc:
         if exc.offset is not None:
             exc.offset += base_offset
         raise exc.within("transmission") from None
     command_at = base_offset + len(data) - len(tx.command)
     try:
-        message = legacy.decode_any(tx.command, dialect, version)
+        message = decode_message(tx.command, dialect=dialect, version=version)
     except WireError as exc:
         exc.offset = command_at + (exc.offset or 0)
         raise exc.within("transmission.command") from None
@@ -48,6 +45,7 @@ def transmission_to_json(data: bytes, *, base_offset: int = 0,
     return {
         "authorization": tx.authorization.hex(),
         "serviceSignature": None if tx.service_signature is None else tx.service_signature.hex(),
+        **({} if tx.session_id is None else {"sessionId": tx.session_id.hex()}),
         "corrId": tx.corr_id.hex(),
         "entityId": tx.entity_id.hex(),
         "message": message_to_json(message),
@@ -78,13 +76,16 @@ def transmission_from_json(data: Json) -> bytes:
     except WireError as exc:
         raise exc.within("message") from None
     service = data.get("serviceSignature")
+    # a transmission that names its session ID is in version 6's layout (smp-wire §3.2)
+    session = _hex_field(data, "sessionId") if "sessionId" in data else None
     return Transmission(
         authorization=_hex_field(data, "authorization"),
         corr_id=_hex_field(data, "corrId"),
         entity_id=_hex_field(data, "entityId"),
         command=message.encode(),
         service_signature=None if service is None else _hex_field(data, "serviceSignature"),
-    ).encode()
+        session_id=session,
+    ).encode(None if session is None else OLDEST)
 
 
 def decode_to_json(data: bytes, kind: str) -> Json:

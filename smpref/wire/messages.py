@@ -532,7 +532,7 @@ class ErrorType_AUTH(ErrorType):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorType_BLOCKED(ErrorType):
-    """the queue is blocked by the operator"""
+    """the queue is blocked by the operator (v12+; AUTH below)"""
 
     info: BlockingInfo
     """the info field (BlockingInfo)"""
@@ -859,7 +859,9 @@ class PING(Command):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IDS(Response):
-    """Queue IDs and keys: seed 004 QueueIdsKeys in deployed v17 IDS's layout."""
+    """Queue IDs and keys: seed 004 QueueIdsKeys in deployed IDS's layouts (v17 for the seed
+    design).
+    """
 
     TAG: ClassVar[str] = 'IDS'
 
@@ -869,13 +871,15 @@ class IDS(Response):
     """sender ID (24 bytes)"""
     rcv_public_dh_key: PublicKey
     """server's X25519 key for the server-to-recipient secret"""
-    queue_mode: ConnectionMode | None
+    sender_can_secure: bool | None = None
+    """deployed versions 9-14: T when the queue is a messaging queue"""
+    queue_mode: ConnectionMode | None = None
     """seed 004 sndSecure, as deployed: Invitation = sender can secure"""
-    link_id: bytes | None
+    link_id: bytes | None = None
     """the link ID, when NEW carried a QueueLink"""
-    service_id: bytes | None
+    service_id: bytes | None = None
     """deployed service ID; smpref servers always send absent"""
-    server_ntf_creds: ServerNtfCreds | None
+    server_ntf_creds: ServerNtfCreds | None = None
     """the serverNtfCreds field (Maybe(ServerNtfCreds))"""
 
 
@@ -956,7 +960,7 @@ class ERR(Response):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeployedNEW(Command):
-    """Create a queue (deployed v17-18 NEW)."""
+    """Create a queue (deployed NEW, in its layouts of versions 6-8, 9-14, 15-16 and 17-18)."""
 
     TAG: ClassVar[str] = 'NEW'
 
@@ -965,12 +969,14 @@ class DeployedNEW(Command):
     rcv_dh_key: PublicKey
     """recipient's X25519 key for the server-to-recipient secret"""
     basic_auth: bytes | None
-    """server password, if the server requires one"""
+    """server password, if the server requires one: 'A' and the password, or nothing"""
     sub_mode: SubscriptionMode
     """the subMode field (SubscriptionMode)"""
-    queue_req_data: QueueReqData | None
+    snd_secure: bool | None = None
+    """whether the sender may secure the queue: T a messaging queue, F a contact queue (DEP-12)"""
+    queue_req_data: QueueReqData | None = None
     """the mode and the link; absent: a legacy queue, served as a contact queue (DEP-3)"""
-    ntf_creds: NewNtfCreds | None
+    ntf_creds: NewNtfCreds | None = None
     """the ntfCreds field (Maybe(NewNtfCreds))"""
 
 
@@ -1048,7 +1054,7 @@ class DeployedNID(Response):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeployedSOK(Response):
-    """Subscribed: answers SUB and NSUB (deployed v16+)."""
+    """Subscribed: answers SUB and NSUB (deployed v16+; OK below)."""
 
     TAG: ClassVar[str] = 'SOK'
 
@@ -1058,6 +1064,6 @@ class DeployedSOK(Response):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeployedDELD(Response):
-    """The queue was deleted: sent to its other subscriber (deployed v10+)."""
+    """The queue was deleted: sent to its other subscriber (deployed v10+; END below)."""
 
     TAG: ClassVar[str] = 'DELD'

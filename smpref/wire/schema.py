@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, fields
 from functools import cache
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from smpref.errors import (
     BadValueError,
@@ -42,6 +42,7 @@ from smpref.wire.type_codecs import (
     Codec,
     EnumCodec,
     FieldSpec,
+    FlaggedCodec,
     FramedCodec,
     IntCodec,
     Json,
@@ -60,16 +61,119 @@ S = TypeVar("S", bound=Struct)
 
 
 class MessageCodec(StructCodec):
-    """A message body: the tag, then, if there are fields, 0x20 and the fields."""
+    """A message body: the tag, then, if there are fields, 0x20 and the fields.
+
+    A message whose fields carry ``versions`` has one layout per range of versions
+    (:meth:`at`); ``read`` and ``encode`` without a version use the current layout (the seed
+    design's, and deployed SMP's newest). A field that a version's layout lacks reads as None,
+    and must be None to be written at that version.
+    """
 
     def __init__(self, definition: MessageDef) -> None:
         super().__init__(definition.tag)
         self.definition = definition
         self.tag = definition.tag.encode("ascii")
+        self.prefix = self._prefix(bool(definition.items))
+        #: the codec at each version where the layout changes (first version -> codec)
+        self.layouts: dict[int, MessageCodec] = {}
+        #: (attr, name, in this layout, optional there) of each field some layout lacks
+        self._versioned_fields: list[tuple[str, str, bool, bool]] = []
+        self.version_items: set[str] = set()
+
+    def _prefix(self, has_fields: bool) -> bytes:
         prefix = Writer(self.tag)
-        if definition.items:
+        if has_fields:
             prefix.space()
-        self.prefix = bytes(prefix)
+        return bytes(prefix)
+
+    def bind(self, items: list[FieldSpec | bytes], cls: type[Struct]) -> None:
+        super().bind([i for i in items if not isinstance(i, FieldSpec)
+                      or CURRENT_VERSION in i.versions], cls)
+        self.fields = _unique(items)  # every attribute, for JSON and validation
+        self._attrs = tuple(f.attr for f in self.fields)
+        self.layouts = {}
+        for first in self.definition.layout_versions:
+            layout = MessageCodec.__new__(MessageCodec)
+            layout.__dict__.update(self.__dict__)
+            StructCodec.bind(layout, [i for i in items if not isinstance(i, FieldSpec)
+                                      or first in i.versions], cls)
+            layout.fields = self.fields
+            layout.version_items = {i.attr for i in layout.items if isinstance(i, FieldSpec)}
+            layout.prefix = self._prefix(bool(layout.items))
+            self.layouts[first] = layout
+        self.version_items = {i.attr for i in self.items if isinstance(i, FieldSpec)}
+        for layout in (self, *self.layouts.values()):
+            specs = {i.attr: i for i in layout.items if isinstance(i, FieldSpec)}
+            layout._versioned_fields = [
+                (f.attr, f.name, f.attr in specs,
+                 f.attr in specs and isinstance(specs[f.attr].codec, MaybeCodec | FlaggedCodec))
+                for f in self.fields if self._versioned(f.attr)]
+
+    def validate_fields(self, value: Struct) -> None:
+        """As a struct's, but a field some layouts lack may be None (absent)."""
+        for f in self.fields:
+            field_value = getattr(value, f.attr)
+            if field_value is None and self._versioned(f.attr):
+                continue
+            try:
+                f.codec.validate(field_value)
+            except WireError as exc:
+                raise exc.within(f.name) from None
+
+    def _versioned(self, attr: str) -> bool:
+        """Whether some layout lacks the field (so that None means absent)."""
+        return not all(attr in layout.version_items for layout in self.layouts.values())
+
+    def to_json(self, value: Struct) -> Json:
+        """The fields of the current layout, and any other layout's field that has a value."""
+        return {f.name: f.codec.to_json(getattr(value, f.attr)) for f in self.fields
+                if f.attr in self.version_items or getattr(value, f.attr) is not None}
+
+    def from_json(self, data: Json) -> Struct:
+        """As a struct's, but a field some layouts lack may be left out or null (absent)."""
+        if not isinstance(data, dict):
+            raise BadValueError(f"{self.type_name} must be a JSON object")
+        unknown = sorted(set(data) - {f.name for f in self.fields})
+        if unknown:
+            raise BadValueError(f"{self.type_name} has no field {unknown[0]!r}")
+        kwargs: dict[str, object] = {}
+        for f in self.fields:
+            optional = isinstance(f.codec, MaybeCodec | FlaggedCodec)
+            if data.get(f.name) is None and self._versioned(f.attr):
+                kwargs[f.attr] = None
+                continue
+            if f.name not in data and not optional:
+                raise BadValueError(f"{self.type_name} needs field {f.name!r}")
+            try:
+                kwargs[f.attr] = f.codec.from_json(data.get(f.name))
+            except WireError as exc:
+                raise exc.within(f.name) from None
+        return self.cls(**kwargs)
+
+    def at(self, version: int | None) -> MessageCodec:
+        """The codec of this message's layout at ``version`` (None: the current one)."""
+        if version is None or len(self.layouts) <= 1:
+            return self
+        return self.layouts[max(v for v in self.layouts if v <= version)]
+
+    def read(self, r: Reader) -> Struct:
+        value = super().read(r)
+        for f in self.fields:
+            if f.attr not in self.version_items:
+                object.__setattr__(value, f.attr, None)  # not in this version's layout
+        return value
+
+    def write(self, w: Writer, value: Struct) -> None:
+        # only a versioned field can be in the wrong layout: a message without one skips this
+        for attr, name, in_layout, optional in self._versioned_fields:
+            present = getattr(value, attr) is not None
+            if present and not in_layout:
+                raise BadValueError(f"{self.type_name} has no field {name} in this "
+                                    "version's layout", path=name)
+            if in_layout and not present and not optional:
+                raise BadValueError(f"{self.type_name} needs field {name} in this "
+                                    "version's layout", path=name)
+        super().write(w, value)
 
     def encode(self, value: Struct) -> bytes:
         w = Writer(self.prefix)
@@ -77,7 +181,20 @@ class MessageCodec(StructCodec):
         return bytes(w)
 
 
-def _primitive(name: str, args: tuple[TypeRef | int, ...]) -> Codec | None:
+#: the version whose layouts ``read`` and ``encode`` use without one: above every deployed
+#: version, so the newest layouts, and holding the seed design's (whose own number is 1000)
+CURRENT_VERSION: Final = 1000
+
+
+def _unique(items: list[FieldSpec | bytes]) -> list[FieldSpec]:
+    first: dict[str, FieldSpec] = {}
+    for item in items:
+        if isinstance(item, FieldSpec):
+            first.setdefault(item.attr, item)
+    return list(first.values())
+
+
+def _primitive(name: str, args: tuple[TypeRef | int | str, ...]) -> Codec | None:
     simple: dict[str, Codec] = {
         "Bool": BoolCodec(),
         "Word16": IntCodec("Word16", 0, 0xFFFF, Reader.word16, Writer.word16),
@@ -170,9 +287,10 @@ class Schema:
             if isinstance(item, Literal):
                 specs.append(item.value)
             else:
-                specs.append(FieldSpec(item.name, item.attr, self.codec_for(item.type)))
+                specs.append(FieldSpec(item.name, item.attr, self.codec_for(item.type),
+                                       item.versions))
         cls = _generated(class_name, Struct)
-        attrs = [s.attr for s in specs if isinstance(s, FieldSpec)]
+        attrs = [s.attr for s in _unique(specs)]
         if [f.name for f in fields(cls)] != attrs:  # type: ignore[arg-type]
             raise NotationError(f"smpref/wire/messages.py: {class_name} does not have the "
                                 "notation's fields; regenerate it with 'smpref docs types'")
@@ -186,12 +304,16 @@ class Schema:
         prim = _primitive(t.name, t.args)
         if prim is not None:
             return prim
-        if t.name in ("Maybe", "List", "NonEmpty", "Sealed", "Framed"):
+        if t.name in ("Maybe", "Flagged", "List", "NonEmpty", "Sealed", "Framed"):
             inner_ref = t.args[0]
             assert isinstance(inner_ref, TypeRef)
             inner = self.codec_for(inner_ref)
             if t.name == "Maybe":
                 return MaybeCodec(inner)
+            if t.name == "Flagged":
+                flag = t.args[1]
+                assert isinstance(flag, str)
+                return FlaggedCodec(inner, flag.encode("ascii"))
             if t.name == "Sealed":
                 return SealedCodec(inner)
             if t.name == "Framed":
@@ -242,9 +364,36 @@ def decode_struct(cls: type[S], data: bytes) -> S:
     return value
 
 
-def encode_message(message: Message) -> bytes:
-    """The wire bytes of a command or response (tag, then 0x20 and fields)."""
-    return message.CODEC.encode(message)
+def encode_message(message: Message, version: int | None = None) -> bytes:
+    """The wire bytes of a command or response (tag, then 0x20 and fields), in its layout at
+    ``version`` (None: the current one).
+
+    Below a response's first version its ``older`` response is sent instead (deployed SOK is
+    OK below 16, DELD is END below 10), and so is an error variant's (BLOCKED is AUTH below
+    12), as deployed servers encode them (smp-wire §3.6, §3.9).
+
+    Raises:
+        BadValueError: the message has a value in a field that layout does not have.
+    """
+    codec = message.CODEC
+    assert isinstance(codec, MessageCodec)
+    if version is None:
+        return codec.encode(message)
+    definition = codec.definition
+    if version not in definition.versions:
+        for f in codec.fields:
+            if getattr(message, f.attr) is not None:
+                raise BadValueError(f"{definition.tag} is {definition.older} at version "
+                                    f"{version}, which cannot carry {f.name}", path=f.name)
+        return definition.older.encode("ascii")
+    if isinstance(message, messages.ERR):
+        error = message.error.CODEC
+        assert isinstance(error, VariantCodec)
+        older = next((v.older for v in SCHEMA.definitions.unions["ErrorType"].variants
+                      if v.tag.encode() == error.tag and version not in v.versions), "")
+        if older:
+            return encode_message(messages.ERR(error=parse_error(older)), version)
+    return codec.at(version).encode(message)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,7 +433,7 @@ def wire_error(exc: SmprefError) -> messages.ErrorType:
 
 
 def decode_message(data: bytes, *, kind: str | None = None,
-                   dialect: Dialect = Dialect.SEED) -> Message:
+                   dialect: Dialect = Dialect.SEED, version: int | None = None) -> Message:
     """Decode a command or response body.
 
     Args:
@@ -293,6 +442,8 @@ def decode_message(data: bytes, *, kind: str | None = None,
             of commands and responses are disjoint).
         dialect: whose definitions apply (TRANS-11): a tag of the other dialect only is
             unknown here.
+        version: the negotiated version whose layouts apply (None: the current ones); a
+            field that layout lacks reads as None.
 
     Raises:
         UnknownCommandError: the tag is not defined (or not of ``kind``): ERR CMD UNKNOWN.
@@ -305,6 +456,7 @@ def decode_message(data: bytes, *, kind: str | None = None,
     if codec is None or (kind is not None and codec.definition.kind != kind):
         what = kind or "command or response"
         raise UnknownCommandError(f"unknown {what} tag {shown(tag[:16])}", offset=0)
+    codec = codec.at(version)
     if not codec.items:
         if space >= 0:
             raise TrailingBytesError(f"{codec.type_name} takes no fields", offset=space)

@@ -1,9 +1,11 @@
 """Transmissions (smp-wire §3.2-3.4): the envelope of every command and response.
 
-A transmission is ``ss(authorization) [serviceSig] ss(corrId) ss(entityId) command`` in the
-layout of deployed SMP v16 and later (TRANS-4): when the authorization is not empty it is
-followed by a Maybe service signature. The session ID is not transmitted (v7 and later); it is
-prefixed to the authorized bytes (:func:`authorized_bytes`). The credential rule of each command
+A transmission is ``ss(authorization) [serviceSig] [ss(sessionId)] ss(corrId) ss(entityId)
+command`` (TRANS-4). From version 16 (and in the seed design) a non-empty authorization is
+followed by a Maybe service signature; below 16 there is none. Below version 7 the session ID
+is sent; from 7 it is not, and at every version it is prefixed to the authorized bytes
+(:func:`authorized_bytes`). ``encode`` and ``decode`` take the version; None is the current
+layout. The credential rule of each command
 (TRANS-7) is checked here, from the command's definition, before any key is verified.
 """
 
@@ -24,6 +26,7 @@ from smpref.notation import MessageDef
 from smpref.wire.buffer import Reader, Writer
 from smpref.wire.schema import decode_message
 from smpref.wire.structs import Message
+from smpref.wire.version_history import IMPLIED_SESSION, SERVICES
 
 #: lengths by which an authorization is told apart (smp-wire §3.2)
 AUTH_LENGTHS: Final = {64: "Ed25519 signature", 114: "Ed448 signature", 80: "X25519 authenticator"}
@@ -47,6 +50,8 @@ class Transmission:
     entity_id: bytes
     command: bytes
     service_signature: bytes | None = None
+    #: the session ID the transmission carries, below version 7 only (smp-wire §3.2)
+    session_id: bytes | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.authorization, bytes) and isinstance(self.corr_id, bytes)
@@ -66,28 +71,50 @@ class Transmission:
         if self.service_signature is not None and len(self.service_signature) > 255:
             raise BadValueError("service signature must be at most 255 bytes",
                                 path="serviceSignature")
+        if self.session_id is not None and len(self.session_id) > 255:
+            raise BadValueError("sessionId must be at most 255 bytes", path="sessionId")
         if self.service_signature is not None and not self.authorization:
             raise BadValueError(
                 "a service signature needs a non-empty authorization", path="serviceSignature"
             )
 
-    def encode(self) -> bytes:
+    def encode(self, version: int | None = None) -> bytes:
+        """The transmission in its layout at ``version`` (None: the current one, v16+).
+
+        Raises:
+            BadValueError: the layout cannot carry it: below version 7 it needs the session
+                ID, from 7 it has none, and below 16 there is no service signature.
+        """
         w = Writer()
         w.short_string(self.authorization)
-        if self.authorization:  # the service signature follows only an authorization (v16+)
+        if self.authorization and (version is None or version >= SERVICES):
+            # the service signature follows only an authorization (v16+)
             if self.service_signature is None:
                 w.nothing()
             else:
                 w.just()
                 w.short_string(self.service_signature)
+        elif self.service_signature is not None:
+            raise BadValueError(f"version {version} has no service signature",
+                                path="serviceSignature")
+        if version is not None and version < IMPLIED_SESSION:
+            if self.session_id is None:
+                raise BadValueError(f"a transmission at version {version} carries the session "
+                                    "ID", path="sessionId")
+            w.short_string(self.session_id)
+        elif self.session_id is not None:
+            raise BadValueError("from version 7 the session ID is implied, not sent",
+                                path="sessionId")
         w.short_string(self.corr_id)
         w.short_string(self.entity_id)
         w.raw(self.command)
         return bytes(w)
 
     @classmethod
-    def decode(cls, data: bytes) -> Transmission:
-        """Decode one transmission; the command is the rest of the input.
+    def decode(cls, data: bytes, version: int | None = None) -> Transmission:
+        """Decode one transmission in its layout at ``version`` (None: the current one); the
+        command is the rest of the input. Below version 7 the session ID it carries is kept
+        in :attr:`session_id`: the caller compares it with the connection's (ERR SESSION).
 
         Raises:
             WireError: a short read or a bad Maybe byte; path names the part as the JSON form
@@ -106,15 +133,19 @@ class Transmission:
                         offset=0,
                     )
                 part = "serviceSignature"
-                if r.maybe():
+                if (version is None or version >= SERVICES) and r.maybe():
                     service_sig = r.short_string()
+            session = None
+            if version is not None and version < IMPLIED_SESSION:
+                part = "sessionId"
+                session = r.short_string()
             part = "corrId"
             corr_id = r.short_string()
             part = "entityId"
             entity_id = r.short_string()
         except WireError as exc:
             raise exc.within(part) from None
-        return cls(auth, corr_id, entity_id, r.rest(), service_sig)
+        return cls(auth, corr_id, entity_id, r.rest(), service_sig, session)
 
     def authorized_bytes(self, session_id: bytes) -> bytes:
         """The bytes a signature or authenticator covers (smp-wire §3.3)."""

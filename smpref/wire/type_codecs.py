@@ -31,6 +31,7 @@ from smpref.errors import (
     WireError,
     shown,
 )
+from smpref.notation.definitions import ALL_VERSIONS, Versions
 from smpref.wire.buffer import (
     Reader,
     Writer,
@@ -273,6 +274,38 @@ class MaybeCodec(Codec):
         return None if data is None else self.inner.from_json(data)
 
 
+class FlaggedCodec(Codec):
+    """Flagged(T, "A"): T after the flag byte, or nothing at all. The value is there when the
+    next byte is the flag, as deployed NEW's ``['A' ss(auth)]`` below version 9, whose next
+    field (subMode, 'S' or 'C') can never start with it."""
+
+    def __init__(self, inner: Codec, flag: bytes) -> None:
+        self.inner = inner
+        self.flag = flag
+        self.type_name = f"Flagged({inner.type_name}, {flag.decode()!r})"
+
+    def read(self, r: Reader) -> Any:
+        if r.remaining() and r.buf[r.pos:r.pos + 1] == self.flag:
+            r.take(1)
+            return self.inner.read(r)
+        return None
+
+    def write(self, w: Writer, value: Any) -> None:
+        if value is not None:
+            w.raw(self.flag)
+            self.inner.write(w, value)
+
+    def validate(self, value: Any) -> None:
+        if value is not None:
+            self.inner.validate(value)
+
+    def to_json(self, value: Any) -> Json:
+        return None if value is None else self.inner.to_json(value)
+
+    def from_json(self, data: Json) -> Any:
+        return None if data is None else self.inner.from_json(data)
+
+
 class FramedCodec(Codec):
     """Framed(T): a Large (2-byte length) whose content is exactly one T."""
 
@@ -395,6 +428,8 @@ class FieldSpec:
     name: str
     attr: str
     codec: Codec
+    #: the versions whose layout has the field (message fields only)
+    versions: Versions = ALL_VERSIONS
 
 
 class StructCodec(Codec):
@@ -412,7 +447,12 @@ class StructCodec(Codec):
 
     def bind(self, items: list[FieldSpec | bytes], cls: type[Struct]) -> None:
         self.items = items
-        self.fields = [i for i in items if isinstance(i, FieldSpec)]
+        # one per attribute: a versioned name has a spec per layout, the first stands for it
+        first: dict[str, FieldSpec] = {}
+        for item in items:
+            if isinstance(item, FieldSpec):
+                first.setdefault(item.attr, item)
+        self.fields = list(first.values())
         self.cls = cls
         self._attrs = tuple(f.attr for f in self.fields)
 

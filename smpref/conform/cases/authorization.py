@@ -11,7 +11,7 @@ IDs of the rule it exercises.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from smpref.client.connection import SmpClient
 from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, Reply, make_link_blob
@@ -44,6 +44,7 @@ from smpref.wire.messages import (
 )
 from smpref.wire.structs import Command
 from smpref.wire.transmission import AUTH_LENGTHS, Transmission, check_credentials
+from smpref.wire.version_history import SENDER_SECURES, SERVICES
 
 group = CaseGroup("authorization")
 case = group.case
@@ -65,10 +66,14 @@ class Expected:
 
 def expected(message: Command, *, entity: bytes, authorized: bool, queue: QueueView | None,
              credential: Credential, holds: frozenset[Guard] = frozenset(),
-             extended: bool = True) -> Expected:
+             extended: bool = True, version: int | None = None) -> Expected:
     """The reference's answer to ``message`` sent with this entity ID and authorization, to a
-    queue in state ``queue`` (None: the entity ID names no queue)."""
+    queue in state ``queue`` (None: the entity ID names no queue), on a connection at
+    ``version`` (a deployed one, or None)."""
     definition = message.DEF
+    if queue is not None and version is not None and version < SENDER_SECURES:
+        # a queue created below 9 has no mode: the sender cannot secure it (DEP-12)
+        queue = replace(queue, mode=ConnectionMode.Contact)
     tx = Transmission(bytes(_SIGNATURE) if authorized else b"", b"", entity, message.encode())
     try:
         check_credentials(definition, tx, message)
@@ -79,7 +84,10 @@ def expected(message: Command, *, entity: bytes, authorized: bool, queue: QueueV
         return Expected(error=rule.outcome, requirements=rule.requirements)
     tags = tuple(definition.responds)
     if not extended and definition.tag in DEPLOYED_ANSWERS:
-        tags = (*DEPLOYED_ANSWERS[definition.tag], *(t for t in tags if t == "MSG"))
+        answers: tuple[str, ...] = DEPLOYED_ANSWERS[definition.tag]
+        if version is not None and version < SERVICES:
+            answers = tuple("OK" if t == "SOK" else t for t in answers)  # SOK from 16
+        tags = (*answers, *(t for t in tags if t == "MSG"))
     return Expected(tags=tags, requirements=rule.requirements)
 
 
@@ -277,14 +285,15 @@ VARIANT_INPUTS = {
 }
 
 
-def expectation(setup: Setup, variant: Variant, message: Command, entity: bytes,
-                extended: bool = True) -> Expected:
+def expectation(setup: Setup, variant: Variant, message: Command, entity: bytes, *,
+                extended: bool = True, version: int | None = None) -> Expected:
     """What the reference expects for one variant of one command's cases."""
     holds = setup.holds if variant.credential is Credential.VALID and variant.found \
         else frozenset()
     return expected(message, entity=entity, authorized=variant.authorized,
                     queue=setup.queue if variant.found else None,
-                    credential=variant.credential, holds=holds, extended=extended)
+                    credential=variant.credential, holds=holds, extended=extended,
+                    version=version)
 
 
 def _static_requirements(command: str, setup: Setup, variant: Variant) -> tuple[str, ...]:
@@ -310,7 +319,8 @@ def _credential_case(command: str, setup: Setup, variant: Variant) -> CaseFuncti
             entity, step = t.entity, ""
         key = (t.key if variant.credential is Credential.VALID else ctx.key()) \
             if variant.authorized else None
-        want = expectation(setup, variant, t.message, entity, ctx.extended)
+        want = expectation(setup, variant, t.message, entity, extended=ctx.extended,
+                           version=ctx.deployed_version)
         check(ctx, await ctx.request(c, t.message, entity, key), want, step)
         return None
     return run

@@ -12,6 +12,7 @@ from smpref.wire.messages import (
     OFF,
     SKEY,
 )
+from smpref.wire.version_history import SENDER_SECURES
 
 group = CaseGroup("lifecycle")
 case = group.case
@@ -50,6 +51,12 @@ async def _life_skey(ctx: Context) -> str | None:
     owner, sender = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner)
     k = ctx.key()
+    if ctx.deployed_version is not None and ctx.deployed_version < SENDER_SECURES:
+        # NEW below 9 cannot say the queue is a messaging queue: it has no mode, and a
+        # sender cannot secure it (smp-wire §3.7, §3.8; DEP-12)
+        ctx.expect(await ctx.request(sender, SKEY(sender_key=k.public), q.sid, k),
+                   error="AUTH", step=f"SKEY on a queue created at version {ctx.version}")
+        return f"version {ctx.version}: a queue has no mode, SKEY gets AUTH"
     ctx.expect(await ctx.request(sender, SKEY(sender_key=k.public), q.sid, k), "OK")
     ctx.expect(await ctx.request(sender, SKEY(sender_key=k.public), q.sid, k), "OK",
                step="SKEY again with the same key (idempotent retry)")

@@ -14,7 +14,7 @@ from smpref.wire.buffer import Writer
 from smpref.wire.messages import (
     PING,
 )
-from smpref.wire.transmission import Transmission, authorized_bytes
+from smpref.wire.transmission import authorized_bytes
 
 group = CaseGroup("malformed")
 case = group.case
@@ -38,7 +38,7 @@ async def _raw(ctx: Context, c: SmpClient, transmission: bytes, corr: bytes) -> 
 async def _tx_unknown(ctx: Context) -> str | None:
     c = await ctx.connect()
     corr = ctx.random(24)
-    reply = await _raw(ctx, c, Transmission(b"", corr, b"", b"HELLO").encode(), corr)
+    reply = await _raw(ctx, c, ctx.raw_transmission(c, b"", corr, b"", b"HELLO"), corr)
     ctx.expect(reply, error="CMD UNKNOWN")
     return None
 
@@ -52,7 +52,7 @@ async def _tx_syntax(ctx: Context) -> str | None:
     command = b"KEY \x05abc"
     signed = q.key.authorize(authorized_bytes(c.session_id, corr, q.rid, command), corr,
                              c.session.server_session_public)
-    reply = await _raw(ctx, c, Transmission(signed, corr, q.rid, command).encode(), corr)
+    reply = await _raw(ctx, c, ctx.raw_transmission(c, signed, corr, q.rid, command), corr)
     ctx.expect(reply, error="CMD SYNTAX")
     return None
 
@@ -150,32 +150,26 @@ async def _block_garbage(ctx: Context) -> str | None:
       "TRANS-3", "TRANS-15")
 async def _block_zero(ctx: Context) -> str | None:
     c = await ctx.connect()
-    chain = c.stream.framing.send_chain
-    assert chain is not None
-    return await _closes(ctx, c, chain.encrypt(b"\x00"), "a batch with count 0")
+    return await _closes(ctx, c, ctx.block(c, b"\x00"), "a batch with count 0")
 
 
 @case("block.trailing", "a batch with bytes after its transmissions is rejected, unexecuted",
       "TRANS-3", "TRANS-15")
 async def _block_trailing(ctx: Context) -> str | None:
     c = await ctx.connect()
-    chain = c.stream.framing.send_chain
-    assert chain is not None
     _, data = c.session.transmission(PING())
-    return await _closes(ctx, c, chain.encrypt(encode_batch([data]) + b"xx"), "trailing bytes")
+    return await _closes(ctx, c, ctx.block(c, encode_batch([data]) + b"xx"), "trailing bytes")
 
 
 @case("block.length-overrun", "a transmission length beyond the block is rejected",
       "TRANS-3", "TRANS-15")
 async def _block_overrun(ctx: Context) -> str | None:
     c = await ctx.connect()
-    chain = c.stream.framing.send_chain
-    assert chain is not None
     content = Writer()
     content.list_count(1)
     content.word16(5000)  # the length of a transmission of 10 bytes
     content.raw(b"x" * 10)
-    return await _closes(ctx, c, chain.encrypt(bytes(content)), "an overrunning length")
+    return await _closes(ctx, c, ctx.block(c, bytes(content)), "an overrunning length")
 
 
 @case("block.cut", "a connection cut in the middle of a block leaves the server serving",

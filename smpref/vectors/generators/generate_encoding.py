@@ -28,6 +28,7 @@ SET = VectorSet(
 
 def _sample(codec: Any, random: SeededRandom, full: bool) -> Any:
     from smpref.wire import type_codecs as c
+    from smpref.wire.schema import MessageCodec
 
     if isinstance(codec, c.BoolCodec):
         return random(1)[0] % 2 == 0
@@ -57,6 +58,10 @@ def _sample(codec: Any, random: SeededRandom, full: bool) -> Any:
     if isinstance(codec, c.UnionCodec):
         variants = sorted(codec.variants.values(), key=lambda v: (len(v.fields), v.tag))
         return _sample(variants[0], random, full)  # the simplest; ERR covers every variant
+    if isinstance(codec, MessageCodec):  # its current layout; other versions' fields absent
+        return codec.cls(**{f.attr: _sample(f.codec, random, full)
+                            if f.attr in codec.version_items else None
+                            for f in codec.fields})
     if isinstance(codec, c.StructCodec):
         return codec.cls(**{f.attr: _sample(f.codec, random, full) for f in codec.fields})
     raise TypeError(codec)
