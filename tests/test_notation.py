@@ -86,6 +86,17 @@ BAD_DEFINITIONS = [
     ("command C party creator entity sender_id auth required responds R { }\n"
      "response R party server entity any { }", "only the creator"),
     ("command X { a: Bool", "line 1"),
+    ("record R { a: Bool versions 9.. }", "only the fields of a message carry versions"),
+    ("response R party server entity any { a: Bool versions 9.. a: Bool versions 12.. }",
+     "overlapping versions"),
+    ("response R party server entity any { a: Bool versions ..8 a: ShortString versions 9.. }",
+     "same kind of value"),
+    ("response R party server entity any { a: Bool versions 9..8 }", "empty or unbounded"),
+    ("response R party server entity any versions 9.. { }", "says what older ones get"),
+    ("response O party server entity any { x: Bool }\n"
+     "response R party server entity any versions 9.. older O { }", "without fields"),
+    ("record R { a: Flagged(Bool, \"AB\") }", "one ASCII character"),
+    ("union U { variant A versions 12.. { } variant B { } }", "says what older ones get"),
 ]
 
 

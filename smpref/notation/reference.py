@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
+from smpref.notation.definitions import MAX_VERSION, Versions
 
 _PRIMITIVE_LAYOUT = {
     "Bool": "`'T'` or `'F'`",
@@ -46,6 +47,8 @@ def layout(t: TypeRef, defs: Definitions) -> str:
     if isinstance(inner, TypeRef):
         if t.name == "Maybe":
             return f"`'0'`, or `'1'` then {layout(inner, defs)}"
+        if t.name == "Flagged":
+            return f"nothing, or `'{t.args[1]}'` then {layout(inner, defs)}"
         if t.name in ("List", "NonEmpty"):
             least = "1" if t.name == "NonEmpty" else "0"
             return f"count byte ({least}..255), then each: {layout(inner, defs)}"
@@ -60,21 +63,54 @@ def layout(t: TypeRef, defs: Definitions) -> str:
     return f"[{t.name}](#{_anchor(t.name)})"
 
 
+def _versions(versions: Versions) -> str:
+    """A range of versions in words: ``9-14``, ``15+``, ``up to 8``."""
+    if versions.everywhere:
+        return "all"
+    if versions.high == MAX_VERSION:
+        return f"{versions.low}+"
+    if versions.low == versions.high:
+        return str(versions.low)
+    return f"up to {versions.high}" if versions.low == 0 else f"{versions.low}-{versions.high}"
+
+
 def _fields_table(items: tuple[Field | Literal, ...], defs: Definitions) -> list[str]:
     if not items:
         return ["No fields.", ""]
-    lines = ["| field | type | layout | notes |", "|---|---|---|---|"]
+    versioned = any(isinstance(i, Field) and not i.versions.everywhere for i in items)
+    lines = (["| field | versions | type | layout | notes |", "|---|---|---|---|---|"]
+             if versioned else ["| field | type | layout | notes |", "|---|---|---|---|"])
     for item in items:
         if isinstance(item, Literal):
-            lines.append(f"| | literal | `{item.value.decode()!r}` | |")
+            lines.append(f"| |{' |' if versioned else ''} literal | "
+                         f"`{item.value.decode()!r}` | |")
             continue
         notes = item.doc
         if item.diverges:
             notes += f" **Diverges:** {item.diverges}"
-        lines.append(
-            f"| `{item.name}` | `{item.type}` | {layout(item.type, defs)} | {notes.strip()} |"
-        )
+        column = f" {_versions(item.versions)} |" if versioned else ""
+        lines.append(f"| `{item.name}` |{column} `{item.type}` | {layout(item.type, defs)} | "
+                     f"{notes.strip()} |")
     return [*lines, ""]
+
+
+def _layouts_by_version(m: MessageDef) -> list[str]:
+    """Which versions of deployed SMP change the message's layout, and its fields in each."""
+    firsts = m.layout_versions
+    if len(firsts) <= 1 and m.versions.everywhere:
+        return []
+    lines = ["- Layouts by version (deployed SMP; the seed design uses the newest):"]
+    if not m.versions.everywhere:
+        lines.append(f"    - below {m.versions.low}: sent as `{m.older}`")
+    ranges = [(first, nxt - 1) for first, nxt in zip(firsts, (*firsts[1:], MAX_VERSION + 1),
+                                                      strict=True)]
+    for low, high in ranges:
+        if high < max(m.versions.low, 6):
+            continue  # versions no deployed server speaks
+        names = ", ".join(f"`{i.name}`" for i in m.items_at(low) if isinstance(i, Field))
+        lines.append(f"    - {_versions(Versions(max(low, 6, m.versions.low), high))}: "
+                     f"{names or 'no fields'}")
+    return lines
 
 
 def _credentials(m: MessageDef) -> str:
@@ -110,6 +146,7 @@ def _message(m: MessageDef, defs: Definitions) -> list[str]:
         lines.append(f"- Source: {m.source}")
     if m.diverges:
         lines.append(f"- **Diverges from deployed SMP:** {m.diverges}")
+    lines += _layouts_by_version(m)
     return [*lines, "", *_fields_table(m.items, defs)]
 
 
@@ -155,6 +192,8 @@ def command_reference(defs: Definitions | None = None) -> str:
                 "| tag | fields | meaning |", "|---|---|---|"]
         for v in u.variants:
             fields = ", ".join(f"`{f.name}: {f.type}`" for f in v.fields) or "-"
-            out.append(f"| `{v.tag}` | {fields} | {v.doc} |")
+            since = "" if v.versions.everywhere else \
+                f" Deployed versions {_versions(v.versions)}; `{v.older}` below."
+            out.append(f"| `{v.tag}` | {fields} | {v.doc}{since} |")
         out.append("")
     return "\n".join(out)
