@@ -130,3 +130,29 @@ def test_a_layout_of_another_version_is_cmd_syntax(tmp_path: Path, version: int)
             assert reply.command == b"ERR CMD SYNTAX", (version, reply.command)
             await client.close()
     asyncio.run(main())
+
+
+@req("DEP-12")
+def test_the_embedded_deployed_campaign_target_runs_every_version(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """13 consecutive seeds reach the 13 versions, and the model at each run's version
+    predicts every answer of the server at that version."""
+    from smpref.campaign import live_targets
+    from smpref.campaign.targets import build
+
+    negotiated: list[int | None] = []
+
+    class Recorded(live_targets.LiveSide):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            negotiated.append(self.version)
+
+    monkeypatch.setattr(live_targets, "LiveSide", Recorded)
+    target = build("embedded-deployed", None)
+    target.open()
+    try:
+        records = [target.run(seed, 15) for seed in range(100, 113)]
+    finally:
+        target.close()
+    assert [(r.verdict, r.message) for r in records if r.verdict != "pass"] == []
+    assert sorted(set(negotiated)) == list(range(6, 19))

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 from reqs import req
 
-from smpref.model import delivery, effects
+from smpref.model import delivery, effects, sessions
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.dialect_machine import DialectMachine
 from smpref.testing.dialect_oracle import Seen, coarse, render
@@ -58,6 +58,8 @@ def test_both_profiles_meet_the_oracle_and_each_other() -> None:
     assert ("deployed", "DeployedNEW.accepted") in taken and ("seed", "NEW.accepted") in taken
     assert ("deployed", "deleted") in taken  # DELD to another subscriber (DEP-4)
     assert ("seed", "expire.message") in taken and ("deployed", "expire.message") in taken
+    # deployed sessions ran at every version of deployed's range (DEP-12, DEP-13)
+    assert all(totals[f"version {v}"] > 0 for v in range(6, 19)), totals
 
 
 def test_rendering_spells_each_profile_and_coarse_forgets_the_spelling() -> None:
@@ -65,16 +67,26 @@ def test_rendering_spells_each_profile_and_coarse_forgets_the_spelling() -> None
                                      ("GONE", "END", "DELD"), ("MSG", "MSG", "MSG")):
         assert render(Seen(abstract), Dialect.SEED).tag == seed
         assert render(Seen(abstract), Dialect.DEPLOYED).tag == deployed
+        assert render(Seen(abstract), Dialect.DEPLOYED, 18).tag == deployed
         assert coarse(render(Seen(abstract), Dialect.SEED)) == coarse(
             render(Seen(abstract), Dialect.DEPLOYED))
+    # older versions spell two answers as before them (DEP-12)
+    assert render(Seen("SUBSCRIBED"), Dialect.DEPLOYED, 15).tag == "OK"
+    assert render(Seen("GONE"), Dialect.DEPLOYED, 9).tag == "END"
+    assert render(Seen("GONE"), Dialect.DEPLOYED, 10).tag == "DELD"
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("planted", ["sub-answers-ok", "deployed-body-loses-its-flag"])
+@pytest.mark.parametrize("planted", ["sub-answers-ok", "deployed-body-loses-its-flag",
+                                     "newest-tags-at-every-version"])
 def test_a_planted_profile_bug_fails_the_machine(planted: str,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     if planted == "sub-answers-ok":  # deployed SUB answered as in the seed design
         monkeypatch.setattr(effects, "subscribed", lambda _session: OK())
+    elif planted == "newest-tags-at-every-version":  # SOK and DELD even where OK and END are
+        monkeypatch.setattr(sessions, "encode_message",
+                            lambda message, version=None: message.CODEC.at(version).encode(
+                                message))
     else:  # deployed MSG bodies without the notification flag
         monkeypatch.setattr(delivery, "DeployedMessageBody", lambda ts, _flag, body, quota=False:
                             DeployedMessageBody(ts, False, body, quota=quota))

@@ -5,8 +5,10 @@ model (in-process, over the loopback) predicting every answer.
   queues, so programs are independent and many can run at once against one server.
 - ``embedded``: a fresh ``smpref serve`` (in-process, on loopback, in a temporary store) per
   Spark partition.
-- ``embedded-deployed``: the same server, spoken to in deployed SMP (version 18, ALPN
-  ``smp/1`` only): the deployed profile end to end, the model's deployed profile as oracle.
+- ``embedded-deployed``: the same server, spoken to in deployed SMP (ALPN ``smp/1`` only) at
+  a version from 6 to 18 that each run takes from its seed (``seed % 13``): the deployed
+  profile end to end at every version, the model's deployed profile at the same version as
+  oracle (DEP-12).
 
 A program is a list of steps over two connections (a queue owner and a sender) and up to three
 queue handles. The server chooses IDs, keys and nonces; each side binds them to the handle when
@@ -39,12 +41,12 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from smpref.campaign.run_records import FAIL, PASS, RunRecord
 from smpref.campaign.signatures import shrink_now, signature
 from smpref.campaign.targets import TargetSpec, executor_name, register
-from smpref.client.connection import open_deployed_message
+from smpref.client.connection import at_version, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply
 from smpref.crypto.randomness import SeededRandom
 from smpref.errors import ClientError, CryptoError, SmprefError
@@ -142,15 +144,21 @@ class Side(ABC):
 class ModelSide(Side):
     """The oracle: the reference model over the loopback, through the wire format."""
 
-    def __init__(self, seed: int, dialect: Dialect = Dialect.SEED) -> None:
+    def __init__(self, seed: int, dialect: Dialect = Dialect.SEED,
+                 version: int | None = None) -> None:
         self.dialect = dialect
+        #: the deployed version the live side negotiated (None: the seed design's layouts)
+        self.version = version
         self.loopback = Loopback(seed, ServerConfig())
-        self.connections = [self.loopback.connect(dialect), self.loopback.connect(dialect)]
+        self.connections = [self.loopback.connect(dialect, version),
+                            self.loopback.connect(dialect, version)]
         self.reached: list[tuple[str, ...]] = []
         self.loopback.server.observer = lambda _name, reqs: self.reached.append(reqs)
 
     def request(self, connection: int, command: Command, entity: bytes,
                 key: AuthKeyPair | None) -> Reply:
+        if self.version is not None:  # as the live side's client sends it (DEP-12)
+            command = cast(Command, at_version(command, self.version))
         return self.connections[connection].send(command, entity, key)[0]
 
     def advance(self, seconds: int) -> None:
@@ -179,6 +187,8 @@ class LiveSide(Side):
             self.loop.close()
             raise
         self.dialect = self.clients[0].negotiated.dialect
+        negotiated = self.clients[0].negotiated
+        self.version = None if negotiated.extended else negotiated.version
 
     def request(self, connection: int, command: Command, entity: bytes,
                 key: AuthKeyPair | None) -> Reply:
@@ -317,7 +327,7 @@ def compare(steps: list[Step], seed: int, live: Callable[[], Side], password: by
     ``reached`` collects the requirement IDs the model reported on the way. The model speaks
     the protocol the live side negotiated."""
     server = live()
-    model = ModelSide(seed, server.dialect)
+    model = ModelSide(seed, server.dialect, getattr(server, "version", None))
     try:
         expected, got = Runner(model, seed, None), Runner(server, seed, password)
         exchange: list[str] = []
@@ -362,6 +372,10 @@ def shrink(steps: list[Step], seed: int, live: Callable[[], Side],  # noqa: PLR0
     return current, best
 
 
+#: a LiveTarget's version meaning: each run draws its deployed version from its seed
+VERSION_BY_SEED = -1
+
+
 class LiveTarget:
     """Programs against a live server, the model as oracle."""
 
@@ -392,8 +406,12 @@ class LiveTarget:
         password = parsed.basic_auth.encode() if parsed.basic_auth else None
         started = time.perf_counter()
 
+        version = self.version
+        if version == VERSION_BY_SEED:  # one version per run, a function of its seed
+            version = DEPLOYED_VERSIONS[seed % len(DEPLOYED_VERSIONS)]
+
         def live() -> Side:
-            return LiveSide(address, self.timeout, self.server, self.version)
+            return LiveSide(address, self.timeout, self.server, version)
 
         try:
             steps_list = program(seed, steps, clock=self.server is not None)
@@ -469,12 +487,13 @@ def _embedded(_address: Any) -> LiveTarget:
 
 
 def _embedded_deployed(_address: Any) -> LiveTarget:
-    return LiveTarget("embedded-deployed", None, version=DEPLOYED_VERSIONS[-1])
+    return LiveTarget("embedded-deployed", None, version=VERSION_BY_SEED)
 
 
 register(TargetSpec("server", "a live server at --address, the model predicting every answer",
                     _server, needs_address=True))
 register(TargetSpec("embedded", "a fresh smpref serve per Spark partition, the model "
                     "predicting every answer", _embedded))
-register(TargetSpec("embedded-deployed", "the same, spoken to in deployed SMP (version 18): "
+register(TargetSpec("embedded-deployed", "the same, spoken to in deployed SMP at a version "
+                    "from 6 to 18 drawn by the seed: "
                     "the deployed profile end to end (DEP-4, TRANS-11)", _embedded_deployed))

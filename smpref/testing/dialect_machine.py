@@ -73,6 +73,7 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.structs import Message
+from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES
 
 #: small limits so that quotas and message expiry happen in short runs; no queue expires by
 #: date within a run and no key update is due (the seed design's alone: DEP-7, DEP-8)
@@ -81,6 +82,9 @@ DIALECT_CONFIG = ServerConfig(quota=3, message_ttl_seconds=2 * DAY,
                               ratchet_update_interval=1_000_000)
 SESSIONS = 3
 MAX_QUEUES = 4
+#: the versions a deployed session is drawn at (DEP-12): every one of deployed SMP's range,
+#: and None for the current layouts (the seed sessions' are always the seed design's)
+VERSIONS: tuple[int | None, ...] = (*range(6, 19), None)
 
 
 @dataclass
@@ -127,6 +131,8 @@ class DialectMachine(RuleBasedStateMachine):
                      AuthKeyPair.ed25519(self.random)}
         self.bodies = 0
         self.trace: list[str] = []
+        #: the version each deployed session speaks (None: the newest layouts)
+        self.versions: list[int | None] = [None] * SESSIONS
 
     def make_loopback(self, dialect: Dialect) -> Loopback:
         """Both servers draw the same seeded randomness (a hook for campaign observers)."""
@@ -135,9 +141,26 @@ class DialectMachine(RuleBasedStateMachine):
     def random(self, n: int) -> bytes:
         return self.sides[0].loopback.client_random(n)
 
-    @initialize()
-    def start(self) -> None:
+    @initialize(versions=st.lists(st.sampled_from(VERSIONS), min_size=SESSIONS,
+                                  max_size=SESSIONS))
+    def start(self, versions: list[int | None]) -> None:
+        """Each deployed session at a version of its own (DEP-12)."""
         self.totals["programs"] += 1
+        self.trace.append(f"start(versions={versions})")
+        for s, version in enumerate(versions):
+            self.connect(s, version)
+
+    def connect(self, s: int, version: int | None) -> None:
+        """(Re)connect session ``s`` on both sides, the deployed one at ``version``."""
+        self.versions[s] = version
+        self.totals[f"version {version or 'newest'}"] += 1
+        for side in self.sides:
+            side.connections[s].close()
+            side.connections[s] = side.loopback.connect(
+                side.dialect, version if side.dialect is Dialect.DEPLOYED else None)
+
+    def version_of(self, side: Side, s: int) -> int | None:
+        return self.versions[s] if side.dialect is Dialect.DEPLOYED else None
 
     # --- running one step on both sides ---------------------------------------------------
 
@@ -160,7 +183,8 @@ class DialectMachine(RuleBasedStateMachine):
                                   for i, replies in received.items()}
         for side in self.sides:
             for s in range(SESSIONS):
-                want = [render(x, side.dialect) for x in expected.get(s, [])]
+                want = [render(x, side.dialect, self.version_of(side, s))
+                        for x in expected.get(s, [])]
                 got = seen[side.dialect].get(s, [])
                 assert got == want, (f"{name}: {side.dialect.value} session {s} received "
                                      f"{got}, the spec says {want}")
@@ -232,6 +256,12 @@ class DialectMachine(RuleBasedStateMachine):
     @rule(s=st.integers(0, SESSIONS - 1), contact=st.booleans(), subscribe=st.booleans(),
           notifier=st.booleans())
     def create(self, s: int, contact: bool, subscribe: bool, notifier: bool) -> None:
+        version = self.versions[s]
+        # what the deployed session's NEW cannot say, neither side asks for: below 9 a queue
+        # has no mode, served as a contact queue (DEP-3); below 17 no notifier credentials
+        if version is not None:
+            contact = contact or version < SENDER_SECURES
+            notifier = notifier and version >= NOTIFIER_CREDENTIALS
         auth, dh = AuthKeyPair.ed25519(self.random), DhKeyPair.generate(self.random)
         ntf = AuthKeyPair.ed25519(self.random) if notifier else None
         ntf_dh = DhKeyPair.generate(self.random)
@@ -242,9 +272,12 @@ class DialectMachine(RuleBasedStateMachine):
                        ntf_request=NtfRequest(notifier_id=self.random(24),
                                               ntf_auth_key=ntf.public,
                                               rcv_ntf_dh_key=ntf_dh.public) if ntf else None)
+        at = 18 if version is None else version  # None: the newest layouts
         deployed_new = DeployedNEW(
             rcv_auth_key=auth.public, rcv_dh_key=dh.public, basic_auth=None, sub_mode=sub,
-            queue_req_data=QueueReqData_C(link=None) if contact else QueueReqData_M(link=None),
+            snd_secure=not contact if 9 <= at < 15 else None,
+            queue_req_data=(QueueReqData_C(link=None) if contact else QueueReqData_M(link=None))
+            if at >= 15 else None,
             ntf_creds=NewNtfCreds(ntf_auth_key=ntf.public, rcv_ntf_dh_key=ntf_dh.public)
             if ntf else None)
         for side in self.sides:
@@ -260,9 +293,15 @@ class DialectMachine(RuleBasedStateMachine):
             if ids.server_ntf_creds is not None:
                 side.queues[q].notifier_id = ids.server_ntf_creds.notifier_id
             got = [Seen("IDS", q), *self.read(side, s, replies[1:])]
-            want = [render(x, side.dialect) for x in expected[s]]
+            v = self.version_of(side, s)
+            want = [render(x, side.dialect, v) for x in expected[s]]
             assert got == want, (side.dialect, got, want)
-            assert (ids.queue_mode is mode, ids.server_ntf_creds is not None) == (True, notifier)
+            # IDS says the mode as the version can: from 15 the mode, from 9 to 14 whether
+            # the sender can secure the queue, below 9 nothing (DEP-12)
+            said = (ids.queue_mode, ids.sender_can_secure)
+            assert said == ((mode, None) if v is None or v >= 15 else
+                            (None, not contact) if v >= 9 else (None, None)), (v, said)
+            assert (ids.server_ntf_creds is not None) == notifier
             if side.dialect is Dialect.DEPLOYED:  # no ratchet, the secret is deployed's
                 assert side.queues[q].owned.rcv_dh_secret == box_key(
                     ids.rcv_public_dh_key.raw, dh.secret)
@@ -401,13 +440,12 @@ class DialectMachine(RuleBasedStateMachine):
         self.step(f"ping(s={s})", {s: [Seen("PONG")]},
                   {side.dialect: (s, PING(), b"", None) for side in self.sides})
 
-    @rule(s=st.integers(0, SESSIONS - 1))
-    def reconnect(self, s: int) -> None:
-        self.trace.append(f"reconnect(s={s})")
+    @rule(s=st.integers(0, SESSIONS - 1), version=st.sampled_from(VERSIONS))
+    def reconnect(self, s: int, version: int | None) -> None:
+        self.trace.append(f"reconnect(s={s}, version={version})")
         self.oracle.close(s)
+        self.connect(s, version)
         for side in self.sides:
-            side.connections[s].close()
-            side.connections[s] = side.loopback.connect(side.dialect)
             for key in [k for k in (*side.delivered, *side.modes) if k[0] == s]:
                 side.delivered.pop(key, None)
                 side.modes.pop(key, None)

@@ -36,12 +36,15 @@ class Seen:
     quota: bool = False
 
 
-def render(seen: Seen, dialect: Dialect) -> Seen:
-    """The prediction in one protocol's tags (DEP-4)."""
+def render(seen: Seen, dialect: Dialect, version: int | None = None) -> Seen:
+    """The prediction in one protocol's tags (DEP-4), at a deployed session's version (None:
+    the newest): SOK is OK below 16, DELD is END below 10 (DEP-12)."""
     deployed = dialect is Dialect.DEPLOYED
-    tag = {"SUBSCRIBED": "SOK" if deployed else "OK",
+    at = 18 if version is None else version
+    tag = {"SUBSCRIBED": "SOK" if deployed and at >= 16 else "OK",
            "SUSPENDED": "OK" if deployed else "COUNT",
-           "GONE": "DELD" if deployed else "END"}.get(seen.tag, seen.tag)
+           "GONE": "DELD" if deployed and at >= 10 else "END",
+           }.get(seen.tag, seen.tag)
     return Seen(tag, seen.queue, seen.body, seen.notify, seen.quota)
 
 

@@ -86,11 +86,11 @@ class DifferentialLoopback(Loopback):
         return JournalStore(self.root, clock=self.clock, sync=False, open_limit=8)
 
     def open_session(self, session_id: bytes, secret: bytes,
-                     dialect: Dialect = Dialect.SEED) -> None:
+                     dialect: Dialect = Dialect.SEED, version: int | None = None) -> None:
         if self.shadow_random(32) != secret:
             raise StoresDisagreeError("the two servers' random sources diverged")
-        self.server.open_session(session_id, secret, dialect)
-        self.shadow.open_session(session_id, secret, dialect)
+        self.server.open_session(session_id, secret, dialect, version)
+        self.shadow.open_session(session_id, secret, dialect, version)
 
     def process(self, session_id: bytes, data: bytes) -> list[Any]:
         out = self.server.receive(session_id, data)

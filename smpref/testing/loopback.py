@@ -66,23 +66,29 @@ class Loopback:
                              self.server_random)
         self.connections: dict[bytes, LoopbackConnection] = {}
 
-    def connect(self, dialect: Dialect = Dialect.SEED) -> LoopbackConnection:
+    def connect(self, dialect: Dialect = Dialect.SEED, version: int | None = None
+                ) -> LoopbackConnection:
+        """A new session of ``dialect``, at a deployed ``version`` (None: the current
+        layouts), whose transmissions both ways are in that version's layouts (DEP-12)."""
         session_id = self.client_random(32)
         secret = self.server_random(32)
-        self.open_session(session_id, secret, dialect)
-        client = ClientSession(session_id, x25519_public(secret), self.client_random)
+        self.open_session(session_id, secret, dialect, version)
+        client = ClientSession(session_id, x25519_public(secret), self.client_random, version)
         connection = LoopbackConnection(self, client, dialect=dialect)
         self.connections[session_id] = connection
         return connection
 
     def route(self, outgoing: list[Outgoing]) -> list[tuple[bytes, Reply]]:
-        """Encode and decode every outgoing transmission; return (session, reply) pairs."""
-        return [(out.session_id, Reply.decode(out.encode(), self._dialect(out.session_id)))
-                for out in outgoing]
-
-    def _dialect(self, session_id: bytes) -> Dialect:
-        connection = self.connections.get(session_id)
-        return connection.dialect if connection is not None else Dialect.SEED
+        """Encode and decode every outgoing transmission, each in its session's layouts;
+        return (session, reply) pairs."""
+        out_replies = []
+        for out in outgoing:
+            connection = self.connections.get(out.session_id)
+            dialect = connection.dialect if connection is not None else Dialect.SEED
+            version = connection.client.version if connection is not None else None
+            out_replies.append((out.session_id,
+                                Reply.decode(out.encode(version), dialect, version)))
+        return out_replies
 
     def deliver(self, connection: LoopbackConnection, data: bytes) -> list[Reply]:
         mine = []
@@ -98,9 +104,9 @@ class Loopback:
             self.connections[session_id].inbox.append(reply)
 
     def open_session(self, session_id: bytes, secret: bytes,
-                     dialect: Dialect = Dialect.SEED) -> None:
+                     dialect: Dialect = Dialect.SEED, version: int | None = None) -> None:
         """Register a connection with the server (a hook for shadowing servers)."""
-        self.server.open_session(session_id, secret, dialect)
+        self.server.open_session(session_id, secret, dialect, version)
 
     def process(self, session_id: bytes, data: bytes) -> list[Outgoing]:
         """The server's answer to one transmission (a hook for shadowing servers)."""
