@@ -156,3 +156,110 @@ def test_the_embedded_deployed_campaign_target_runs_every_version(
         target.close()
     assert [(r.verdict, r.message) for r in records if r.verdict != "pass"] == []
     assert sorted(set(negotiated)) == list(range(6, 19))
+
+
+async def _refused(tmp_path: Path, hello: bytes, *, alpn: list[str] | None,
+                   server_name: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """Send one client hello (or only TLS, with SNI); the log event and the trace line that
+    say why the server refused it."""
+    import json
+    import logging
+    import ssl
+
+    from smpref.serve.events import LOGGER
+    from smpref.transport.streams import BlockStream
+
+    logged: list[dict[str, str]] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage() == "handshake_failed":
+                logged.append(record.fields)  # type: ignore[attr-defined]
+
+    handler = Capture()
+    LOGGER.addHandler(handler)
+    level = LOGGER.level
+    LOGGER.setLevel(logging.INFO)
+    trace = tmp_path / "trace.jsonl"
+    trace.unlink(missing_ok=True)  # one refusal per call
+    try:
+        async with embedded(tmp_path / "srv", trace=trace) as server:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            if alpn is not None:
+                context.set_alpn_protocols(alpn)
+            reader, writer = await asyncio.open_connection(
+                "127.0.0.1", server.port, ssl=context, server_hostname=server_name)
+            stream = BlockStream(reader, writer)
+            if server_name is None:
+                await stream.read_handshake()
+                await stream.write_handshake(hello)
+            assert await reader.read() == b""  # the server closes the connection
+            await stream.close()
+            for _ in range(100):
+                if logged:
+                    break
+                await asyncio.sleep(0.01)
+    finally:
+        LOGGER.removeHandler(handler)
+        LOGGER.setLevel(level)
+    (event,) = logged
+    (line,) = [json.loads(x) for x in trace.read_text().splitlines()
+               if json.loads(x).get("dir") == "handshake"]
+    return event, line
+
+
+@req("TRANS-17", "TRANS-9", "DEP-11")
+def test_a_refused_hello_says_why_with_the_requirement(tmp_path: Path) -> None:
+    import base64
+    import struct
+
+    from deployed_client import ss
+
+    wrong = bytes(32)
+    shown = base64.urlsafe_b64encode(wrong).decode()
+    # a wrong key hash, with ALPN: both hashes named
+    event, line = asyncio.run(_refused(tmp_path / "a", struct.pack(">H", 18) + ss(wrong)
+                                       + b"F0", alpn=["smp/1"]))
+    assert event["error"] == line["error"] == "HANDSHAKE IDENTITY", event
+    assert "TRANS-9" in event["detail"] and shown in event["detail"]
+    assert "SHA-256 of its identity certificate" in event["detail"]
+    assert event["detail"] == line["reason"] and line["alpn"] == "smp/1"
+    # without ALPN at version 6: the hello had no certificate to take the hash from
+    event, _ = asyncio.run(_refused(tmp_path / "b", struct.pack(">H", 6) + ss(wrong),
+                                    alpn=None))
+    assert "carried no certificate" in event["detail"], event
+    # a version outside the range: the version and the range
+    event, _ = asyncio.run(_refused(tmp_path / "c", struct.pack(">H", 19) + ss(wrong) + b"F0",
+                                    alpn=None))
+    assert event["error"] == "HANDSHAKE IDENTITY"  # the key hash is checked first, as deployed
+
+
+@req("TRANS-17", "TRANS-11")
+def test_a_version_outside_the_range_and_a_bad_hello_are_explained(tmp_path: Path) -> None:
+    import struct
+
+    from deployed_client import ss
+
+    async def key_hash() -> bytes:
+        async with embedded(tmp_path / "k" / "srv") as server:  # the folder _refused uses
+            return server.credentials.key_hash
+    good = asyncio.run(key_hash())
+    # the same folder's credentials: the key hash is right, the version is not
+    event, line = asyncio.run(_refused(tmp_path / "k", struct.pack(">H", 9) + ss(good),
+                                       alpn=None))
+    assert event["error"] == "VERSION" and "TRANS-11" in event["detail"]
+    assert "picked version 9" in event["detail"] and "offers 6-6" in event["detail"]
+    assert "smp/1" in event["detail"] and line["reason"] == event["detail"]
+    event, _ = asyncio.run(_refused(tmp_path / "k", struct.pack(">H", 16) + ss(good) + b"X",
+                                    alpn=["smp/1"]))
+    assert event["error"] == "HANDSHAKE PARSE" and "at version 16" in event["detail"]
+    assert "the proxy flag" in event["detail"], event
+
+
+@req("TRANS-17", "DIV-42")
+def test_an_smp_client_that_sends_sni_is_told_why_it_gets_no_smp(tmp_path: Path) -> None:
+    event, line = asyncio.run(_refused(tmp_path, b"", alpn=["smp/1"],
+                                       server_name="smp.example"))
+    assert event["error"] == "SNI" and event["sni"] == "smp.example" == line["sni"]
+    assert "TRANS-17" in event["detail"] and "SMP clients send none" in event["detail"]

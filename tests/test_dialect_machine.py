@@ -91,4 +91,4 @@ def test_a_planted_profile_bug_fails_the_machine(planted: str,
         monkeypatch.setattr(delivery, "DeployedMessageBody", lambda ts, _flag, body, quota=False:
                             DeployedMessageBody(ts, False, body, quota=quota))
     with pytest.raises(AssertionError, match="deployed session"):
-        observed_run(examples=100)
+        observed_run(examples=200)  # the first found by 200 derandomized programs

@@ -57,7 +57,7 @@ from smpref.store.journal import JournalStore
 from smpref.text.addresses import server_address
 from smpref.transport.credentials import ServerCredentials, load_or_create
 from smpref.transport.streams import BlockStream, accept
-from smpref.transport.tls import HTTP_ALPN, server_context, session_id
+from smpref.transport.tls import HTTP_ALPN, server_context, session_id, sni_of
 from smpref.transport.versions import (
     DEPLOYED_VERSIONS,
     SEED_ALPN,
@@ -335,15 +335,25 @@ class SmpServer:
         # the ALPN TLS selected decides the protocol, before any SMP byte (TRANS-11)
         alpn = ssl_object.selected_alpn_protocol()
         dialect = dialect_of_alpn(alpn)
+        sni = sni_of(ssl_object)
+        if sni is not None:
+            # a connection with SNI got the web certificate and serves pages only, as a
+            # deployed server with web credentials serves HTTPS only there (TRANS-17)
+            self._refused_handshake(number, "SNI", sni_reason(sni, alpn), alpn, sni)
+            await stream.close()
+            return
         try:
             session = session_id(ssl_object)
             async with asyncio.timeout(self.config.handshake_timeout):
                 accepted = await accept(stream, self.credentials, session, os.urandom,
                                         advertised(dialect, alpn))
-        except (TimeoutError, HandshakeFailedError, ConnectionClosedError, BlockError, ssl.SSLError,
-                OSError) as exc:
+        except HandshakeFailedError as exc:
+            self._refused_handshake(number, exc.error, exc.detail, alpn, sni)
+            await stream.close()
+            return
+        except (TimeoutError, ConnectionClosedError, BlockError, ssl.SSLError, OSError) as exc:
             events.event("handshake_failed", logging.INFO, conn=number,
-                         error=type(exc).__name__, detail=str(exc))
+                         error=type(exc).__name__, detail=str(exc) or type(exc).__name__)
             await stream.close()
             return
         assert self.engine is not None
@@ -366,6 +376,13 @@ class SmpServer:
         finally:
             connection.reading = False
             await self._close(connection, reason)
+
+    def _refused_handshake(self, number: int, error: str, reason: str, alpn: str | None,
+                           sni: str | None) -> None:
+        """Say why a client's hello was refused, in the log and the trace (TRANS-17)."""
+        events.event("handshake_failed", logging.INFO, conn=number, error=error,
+                     detail=reason, alpn=alpn or "", sni=sni or "")
+        self.trace.handshake(number, error, reason, alpn, sni)
 
     async def _serve_smp(self, connection: Connection) -> str:
         """Read blocks and hand their transmissions to the engine until the connection ends;
@@ -521,6 +538,15 @@ class SmpServer:
     async def sweep_cycle(self) -> None:
         """Run a whole sweep cycle now (the embedded server's retention cases use this)."""
         await self._sweep(None)
+
+
+def sni_reason(sni: str, alpn: str | None) -> str:
+    """Why an SMP client's connection with SNI is not served SMP (TRANS-17)."""
+    return (f"TRANS-17: the client sent SNI {sni!r}; SMP clients send none (smp-wire §2.1). "
+            "The connection got the web certificate, as a deployed server with web "
+            "credentials gives it, and serves only HTTPS there"
+            + (f"; ALPN {alpn!r} was selected" if alpn else "; no ALPN was selected")
+            + ": connect without SNI (server_hostname None) to speak SMP")
 
 
 def _encode(out: Outgoing, version: int | None) -> bytes:

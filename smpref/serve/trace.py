@@ -42,7 +42,7 @@ class TransmissionTrace:
     def record(self, direction: str, conn: int, data: bytes,
                dialect: Dialect = Dialect.SEED, version: int | None = None) -> None:
         """Trace one transmission (``direction`` is ``in`` or ``out``), decoded in the
-        protocol its connection speaks; at version 6, in that version's layouts."""
+        protocol its connection speaks, in its version's layouts."""
         if not self.active:
             return
         entry: dict[str, Any] = {"conn": conn, "dir": direction, "protocol": dialect.value}
@@ -60,6 +60,16 @@ class TransmissionTrace:
         if self.file is not None:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
             self.file.write(json.dumps({"ts": stamp, **entry}, separators=(",", ":")) + "\n")
+
+    def handshake(self, conn: int, error: str, reason: str, alpn: str | None,
+                  sni: str | None) -> None:
+        """Trace a refused client hello: deployed's error, why (with the requirement ID), the
+        ALPN TLS selected and the SNI the client sent (TRANS-17). The log has it already."""
+        if self.file is not None:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+            entry = {"ts": stamp, "conn": conn, "dir": "handshake", "error": error,
+                     "reason": reason, "alpn": alpn, "sni": sni}
+            self.file.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
     def close(self) -> None:
         if self.file is not None:

@@ -141,10 +141,13 @@ class DialectMachine(RuleBasedStateMachine):
     def random(self, n: int) -> bytes:
         return self.sides[0].loopback.client_random(n)
 
-    @initialize(versions=st.lists(st.sampled_from(VERSIONS), min_size=SESSIONS,
-                                  max_size=SESSIONS))
-    def start(self, versions: list[int | None]) -> None:
+    # one argument per session (SESSIONS is 3): the seeded engine translates sampled_from
+    @initialize(v0=st.sampled_from(VERSIONS), v1=st.sampled_from(VERSIONS),
+                v2=st.sampled_from(VERSIONS))
+    def start(self, v0: int | None, v1: int | None, v2: int | None) -> None:
         """Each deployed session at a version of its own (DEP-12)."""
+        versions = [v0, v1, v2]
+        assert len(versions) == SESSIONS
         self.totals["programs"] += 1
         self.trace.append(f"start(versions={versions})")
         for s, version in enumerate(versions):

@@ -19,6 +19,7 @@ contents into other contents and a result: :func:`smpref.transport.streams.accep
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 
 from smpref.crypto.primitives import x25519, x25519_public
@@ -81,21 +82,66 @@ class ServerHandshake:
             HandshakeFailedError: it does not parse, names another server, or asks for a
                 version outside the range.
         """
+        low, high = self.versions
         try:
             client = ClientHello.decode(content)
         except WireError as exc:
-            raise HandshakeFailedError("HANDSHAKE PARSE", str(exc)) from None
+            named = int.from_bytes(content[:2], "big") if len(content) >= 2 else None
+            at = f" at version {named}" if named is not None else ""
+            raise HandshakeFailedError(
+                "HANDSHAKE PARSE", f"TRANS-9: the client hello{at} does not parse: {exc}"
+                + _layout_hint(named)) from None
         if client.key_hash != self.credentials.key_hash:
-            raise HandshakeFailedError("HANDSHAKE IDENTITY", "the client expects another server")
-        low, high = self.versions
+            raise HandshakeFailedError("HANDSHAKE IDENTITY", identity_reason(
+                client.key_hash, self.credentials.key_hash, certificates=high >= 7))
         if not low <= client.version <= high:
-            raise HandshakeFailedError("VERSION", f"client version {client.version} is outside "
-                                                  f"{low}-{high}")
+            raise HandshakeFailedError("VERSION", version_reason(client.version, low, high))
         block_secret = None
         if (client.version >= BLOCK_ENCRYPTION_VERSION and client.client_key is not None
                 and not client.proxy_server):
             block_secret = x25519(self.secret, client.client_key)
         return Accepted(client.version, self.secret, client.client_key, block_secret)
+
+
+def identity_reason(sent: bytes, expected: bytes, *, certificates: bool) -> str:
+    """Why a client hello's key hash is refused, in words an implementer can act on."""
+    reason = (f"TRANS-9: the client's key hash {_b64(sent)} is not this server's "
+              f"{_b64(expected)}, the SHA-256 of its identity certificate (the second of the "
+              "chain, smp-wire §2.3)")
+    if len(sent) != len(expected):
+        reason += f"; it has {len(sent)} bytes, not 32"
+    if not certificates:
+        reason += ("; this connection offered no ALPN, so the server hello (version 6) "
+                   "carried no certificate: the key hash must come from the server's address")
+    return reason
+
+
+def version_reason(version: int, low: int, high: int) -> str:
+    """Why a client hello's version is refused."""
+    reason = f"TRANS-11: the client picked version {version}; this connection offers {low}-{high}"
+    if (low, high) == (6, 6):
+        reason += " (no ALPN: offer ALPN smp/1 for deployed's 6-18, DEP-11, DEP-12)"
+    elif version > high or version < low:
+        reason += " (a client sends the highest version both ends support, smp-wire §2.6)"
+    return reason
+
+
+def _layout_hint(version: int | None) -> str:
+    """What the client hello holds at a version (smp-wire §2.5)."""
+    if version is None:
+        return ""
+    parts = ["Word16 version", "ss(keyHash)"]
+    if version >= 7:
+        parts.append("an optional ss(X25519 key)")
+    if version >= 14:
+        parts.append("the proxy flag 'T'/'F'")
+    if version >= 16:
+        parts.append("'0' (no service)")
+    return f"; at {version} it is {', '.join(parts)}, and nothing after (DIV-23)"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii")
 
 
 class ClientHandshake:

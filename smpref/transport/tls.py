@@ -37,6 +37,12 @@ def session_id(ssl_object: ssl.SSLObject | ssl.SSLSocket) -> bytes:
     return value
 
 
+def sni_of(ssl_object: ssl.SSLObject) -> str | None:
+    """The server name a client sent (SNI), as the server's context saw it; None if none."""
+    name = getattr(ssl_object, "smpref_sni", None)
+    return name if isinstance(name, str) else None
+
+
 def server_context(credentials: ServerCredentials, *, pages: bool = True,
                    protocols: tuple[str, ...] = (SEED_ALPN, SMP_ALPN)) -> ssl.SSLContext:
     """The server's context: the SMP chain, ALPN smpref-seed/1 and smp/1 (TRANS-11), and
@@ -57,6 +63,8 @@ def server_context(credentials: ServerCredentials, *, pages: bool = True,
         def choose(sock: ssl.SSLObject, server_name: str | None, _ctx: ssl.SSLContext) -> None:
             if server_name:
                 sock.context = web
+                # kept for the server's diagnostics: an SMP client sent SNI (TRANS-17)
+                sock.smpref_sni = server_name  # type: ignore[attr-defined]
 
         smp.sni_callback = choose
     return smp
