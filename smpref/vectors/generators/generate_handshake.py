@@ -15,7 +15,9 @@ SET = VectorSet(
     header=("The server identity keyHash, SHA-256 of the identity certificate's DER (TRANS-1), "
             "with deployed SMP's own test CA as a known answer; the server's X25519 session key "
             "signed with its Ed25519 TLS key in the deployed DER layout; and the server and "
-            "client hello messages (TRANS-9). tls-unique (TRANS-8) is a property of a live TLS "
+            "client hello messages (TRANS-9) at the versions where they change (6, 7, 11, 14, "
+            "16, 18), the server's with the key hash a client computes from its chain from "
+            "version 7. tls-unique (TRANS-8) is a property of a live TLS "
             "session and has no offline vector.",),
     test_fields={"certificate": "hex", "keyHash": "hex", "keyHashBase64url": "string",
                  "tlsPublicKey": "hex", "sessionKey": "hex", "signedKey": "hex",
@@ -97,15 +99,21 @@ def groups() -> list[Json]:
     session_id = random(32)
     server = []
     for low, high, chain, key in ((6, 6, (), None), (6, 18, (leaf, identity), signed)):
+        # from 7 the key hash is the SHA-256 of the chain's second certificate; below, the
+        # hello has no chain and the client takes it from the address (smp-wire §2.3)
         since_v7: dict[str, Any] = {} if key is None else {
-            "certificates": [c.hex() for c in chain], "signedKey": key}
+            "certificates": [c.hex() for c in chain], "signedKey": key,
+            "keyHash": key_hash(identity)}
         server.append(entry(f"server hello, versions {low}-{high}", ["TRANS-9"],
                             minVersion=low, maxVersion=high, sessionId=session_id,
                             encoded=ServerHello(low, high, session_id, chain, key).encode(),
                             **since_v7))
     client_key = x25519_public(random(32))
     client = []
-    for v, ckey in ((6, None), (11, client_key), (18, client_key)):
+    # where the client hello changes: 6 (no key), 7 (the key), 11 (blocks encrypted with it),
+    # 14 (the proxy flag), 16 (no service), 18 (the newest)
+    for v, ckey in ((6, None), (7, client_key), (11, client_key), (14, client_key),
+                    (16, client_key), (18, client_key)):
         present: dict[str, Any] = {}
         if ckey is not None:
             present["clientKey"] = ckey

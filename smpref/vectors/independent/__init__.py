@@ -13,6 +13,7 @@ from typing import Any
 from smpref.vectors.independent.check_address import check_address
 from smpref.vectors.independent.check_auth import check_auth
 from smpref.vectors.independent.check_block import check_block
+from smpref.vectors.independent.check_deployed import check_deployed
 from smpref.vectors.independent.check_encoding import check_encoding
 from smpref.vectors.independent.check_handshake import check_handshake
 from smpref.vectors.independent.check_hkdf import check_hkdf
@@ -35,4 +36,5 @@ CHECKS: dict[str, Callable[[dict[str, Any]], int]] = {
     "address.json": check_address,
     "handshake.json": check_handshake,
     "notification.json": check_notification,
+    "deployed.json": check_deployed,
 }

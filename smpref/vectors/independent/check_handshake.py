@@ -59,6 +59,9 @@ def check_handshake(vectors: dict[str, Any]) -> int:
                 expect(bool(certs), t, "from version 7 the hello carries the chain")
                 expected += bytes([len(certs)]) + b"".join(_w16(len(c)) + c for c in certs)
                 expected += _w16(len(unhex(t, "signedKey"))) + unhex(t, "signedKey")
+                expect(len(certs) >= 2 and hashlib.sha256(certs[1]).digest()
+                       == unhex(t, "keyHash"), t,
+                       "the key hash is not the SHA-256 of the chain's identity certificate")
                 expect(_signed_key_ok({**t, "sessionKey": unhex(t, "signedKey")[16:48].hex(),
                                         "tlsPublicKey": _leaf_key(certs[0]).hex()}), t,
                         "the hello's signed key does not verify with the leaf's key")

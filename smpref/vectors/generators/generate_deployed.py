@@ -1,0 +1,196 @@
+"""The deployed.json vector set: deployed SMP's layouts by version (DEP-11, DEP-12), from fixed
+seeds: transmissions at 6, 15 and 18, NEW at 8, 14, 16 and 18, IDS at 8, 14, 15, 16 and 18 (the
+last version of each layout), and the answers older versions get instead (SOK, DELD,
+BLOCKED)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smpref.crypto.randomness import SeededRandom
+from smpref.vectors.generators.entries import entry
+from smpref.vectors.vector_sets import Json, VectorSet
+
+SET = VectorSet(
+    name="deployed",
+    algorithm="deployed SMP by version",
+    header=("Deployed SMP's layouts at the versions a deployed server accepts, each as that "
+            "version's client and server write it (smp-wire §2.8, §3.2, §3.3, §3.6, §3.7; "
+            "simplexmq src/Protocol.hs, spec/deployed-sources.md). TransmissionTest: the "
+            "authorized bytes ss(sessionId) || ss(corrId) || ss(entityId) || command, the "
+            "authorization (Ed25519 over them, or crypto_box(X25519(queue key, server session "
+            "key), cbNonce(corrId), sha512(authorized))) and the transmission: below 7 it "
+            "carries ss(sessionId) after the authorization, from 16 a non-empty authorization "
+            "is followed by '0' (no service signature). NewTest and IdsTest: NEW and IDS in "
+            "the layout of each version where it changes. AnswerTest: a response at a version "
+            "below its own, sent as its older form.",),
+    test_fields={"version": "int", "sessionId": "hex", "corrId": "hex", "entityId": "hex",
+                 "command": "hex", "authorized": "hex", "authorization": "hex",
+                 "signingKey": "hex", "serverSessionKey": "hex", "queueKey": "hex",
+                 "encoded": "hex", "rcvAuthKey": "hex", "rcvDhKey": "hex", "basicAuth": "hex",
+                 "subscribe": "bool", "mode": "string", "ntfAuthKey": "hex", "ntfDhKey": "hex",
+                 "rcvId": "hex", "sndId": "hex", "srvDhKey": "hex", "linkId": "hex",
+                 "notifierId": "hex", "srvNtfDhKey": "hex", "response": "string"},
+    optional=frozenset({"sessionId", "corrId", "entityId", "command", "authorized",
+                        "authorization", "signingKey", "serverSessionKey", "queueKey",
+                        "rcvAuthKey", "rcvDhKey", "basicAuth", "subscribe", "mode",
+                        "ntfAuthKey", "ntfDhKey", "rcvId", "sndId", "srvDhKey", "linkId",
+                        "notifierId", "srvNtfDhKey", "response"}),
+    notes={"Ed25519": "authorized with an Ed25519 signature (signingKey is the seed)",
+           "X25519": "authorized with a crypto_box authenticator: queueKey is the queue's "
+                     "X25519 secret, serverSessionKey the server's per-session X25519 public key",
+           "Unauthorized": "sent without an authorization"},
+)
+
+#: the versions whose layouts the sets show: the last version of each layout of the
+#: transmission, NEW and IDS, so that the next version is another layout (and a vector whose
+#: version is changed fails its check); 18 is the last version there is
+TRANSMISSION_VERSIONS = (6, 15, 18)
+NEW_VERSIONS = (8, 14, 16, 18)
+IDS_VERSIONS = (8, 14, 15, 16, 18)
+
+
+def groups() -> list[Json]:
+    return [{"type": "TransmissionTest", "tests": _transmissions()},
+            {"type": "NewTest", "tests": _new()},
+            {"type": "IdsTest", "tests": _ids()},
+            {"type": "AnswerTest", "tests": _answers()}]
+
+
+def _transmissions() -> list[Json]:
+    from smpref.crypto.auth import authenticator, sign
+    from smpref.crypto.primitives import ed25519_public, x25519_public
+    from smpref.wire.keys import KeyAlgorithm, PublicKey
+    from smpref.wire.messages import KEY, PING, SEND, MsgFlags
+    from smpref.wire.schema import encode_message
+    from smpref.wire.transmission import Transmission, authorized_bytes
+
+    random = SeededRandom(b"vectors deployed transmissions")
+    tests = []
+    for version in TRANSMISSION_VERSIONS:
+        session = random(32)
+        implied = None if version < 7 else session
+        cases: list[tuple[str, Any, str]] = [
+            ("SEND signed with Ed25519", SEND(flags=MsgFlags(notification=True),
+                                               body=b"hello"), "Ed25519"),
+            ("KEY with an X25519 authenticator",
+             KEY(sender_key=PublicKey(KeyAlgorithm.ED25519, ed25519_public(random(32)))),
+             "X25519"),
+        ]
+        if version != 15:  # unauthorized, 15's layout is 16's: shown at 6 and 18 only
+            cases.append(("PING", PING(), "Unauthorized"))
+        for comment, message, kind in cases:
+            corr = random(24)
+            entity = b"" if kind == "Unauthorized" else random(24)
+            command = encode_message(message, version)
+            authorized = authorized_bytes(session, corr, entity, command)
+            fields: dict[str, Any] = {}
+            authorization = b""
+            if kind == "Ed25519":
+                seed = random(32)
+                authorization = sign(seed, authorized)
+                fields["signingKey"] = seed
+            elif kind == "X25519":
+                queue_secret, server_public = random(32), x25519_public(random(32))
+                authorization = authenticator(queue_secret, server_public, corr, authorized)
+                fields.update(queueKey=queue_secret, serverSessionKey=server_public)
+            sent = Transmission(authorization, corr, entity, command,
+                                session_id=None if implied is not None else session)
+            if authorization:
+                fields["authorization"] = authorization
+            tests.append(entry(f"{comment}, version {version}",
+                               ["TRANS-4", "TRANS-5", "TRANS-6", "DEP-11" if version < 7
+                                else "DEP-12"], flags=[kind], version=version,
+                               sessionId=session, corrId=corr, entityId=entity, command=command,
+                               authorized=authorized, encoded=sent.encode(version), **fields))
+    return tests
+
+
+def _new() -> list[Json]:
+    from smpref.client.core import AuthKeyPair, DhKeyPair
+    from smpref.wire.messages import DeployedNEW, NewNtfCreds, QueueReqData, SubscriptionMode
+    from smpref.wire.schema import encode_message
+
+    random = SeededRandom(b"vectors deployed NEW")
+    tests = []
+    for version in NEW_VERSIONS:
+        for mode, password, subscribe in (("M", b"server password", True), ("C", None, False)):
+            auth, dh = AuthKeyPair.ed25519(random), DhKeyPair.generate(random)
+            ntf = (AuthKeyPair.ed25519(random), DhKeyPair.generate(random)) \
+                if version >= 17 and mode == "M" else None
+            invitation = mode == "M"
+            new = DeployedNEW(
+                rcv_auth_key=auth.public, rcv_dh_key=dh.public, basic_auth=password,
+                sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
+                snd_secure=invitation if 9 <= version < 15 else None,
+                queue_req_data=(QueueReqData.M(link=None) if invitation else
+                                QueueReqData.C(link=None)) if version >= 15 else None,
+                ntf_creds=NewNtfCreds(ntf_auth_key=ntf[0].public, rcv_ntf_dh_key=ntf[1].public)
+                if ntf else None)
+            fields: dict[str, Any] = {}
+            if version >= 9:
+                fields["mode"] = mode  # below 9 NEW cannot say it: the queue has no mode
+            if password is not None:
+                fields["basicAuth"] = password
+            if ntf is not None:
+                fields.update(ntfAuthKey=ntf[0].public.der, ntfDhKey=ntf[1].public.der)
+            what = "messaging" if invitation else "contact"
+            tests.append(entry(
+                f"NEW at version {version}, {what if version >= 9 else 'no mode'}"
+                + (", with a password" if password else "") + (", notifier" if ntf else ""),
+                ["DEP-3", "DEP-11" if version < 9 else "DEP-12"], version=version,
+                rcvAuthKey=auth.public.der, rcvDhKey=dh.public.der, subscribe=subscribe,
+                encoded=encode_message(new, version), **fields))
+    return tests
+
+
+def _ids() -> list[Json]:
+    from smpref.client.core import DhKeyPair
+    from smpref.model.effects import ids_at
+    from smpref.wire.messages import IDS, ConnectionMode, ServerNtfCreds
+    from smpref.wire.schema import encode_message
+
+    random = SeededRandom(b"vectors deployed IDS")
+    tests = []
+    for version in IDS_VERSIONS:
+        for mode, link, notifier in (("M", False, version >= 17), ("C", version >= 15, False)):
+            dh = DhKeyPair.generate(random).public
+            rcv, snd = random(24), random(24)
+            link_id = random(24) if link else None
+            creds = ServerNtfCreds(notifier_id=random(24),
+                                   srv_ntf_dh_key=DhKeyPair.generate(random).public) \
+                if notifier else None
+            ids = ids_at(version, IDS(
+                rcv_id=rcv, snd_id=snd, rcv_public_dh_key=dh,
+                queue_mode=ConnectionMode.Invitation if mode == "M" else ConnectionMode.Contact,
+                link_id=link_id, service_id=None, server_ntf_creds=creds))
+            fields: dict[str, Any] = {}
+            if version >= 9:
+                fields["mode"] = mode
+            if link_id is not None:
+                fields["linkId"] = link_id
+            if creds is not None:
+                fields.update(notifierId=creds.notifier_id,
+                              srvNtfDhKey=creds.srv_ntf_dh_key.der)
+            tests.append(entry(f"IDS at version {version}"
+                               + (f", {'messaging' if mode == 'M' else 'contact'}"
+                                  if version >= 9 else "")
+                               + (", link" if link_id else "") + (", notifier" if creds else ""),
+                               ["DEP-12", "DEP-11" if version < 9 else "DEP-3"],
+                               version=version, rcvId=rcv, sndId=snd, srvDhKey=dh.der,
+                               encoded=encode_message(ids, version), **fields))
+    return tests
+
+
+def _answers() -> list[Json]:
+    from smpref.wire.messages import ERR, DeployedDELD, DeployedSOK
+    from smpref.wire.schema import encode_message, parse_error
+
+    blocked = ERR(error=parse_error("BLOCKED reason=spam"))
+    # the last version of the older form, and the newest version
+    cases = [("SOK", DeployedSOK(service_id=None), (15, 18)),
+             ("DELD", DeployedDELD(), (9, 18)),
+             ("ERR BLOCKED reason=spam", blocked, (11, 18))]
+    return [entry(f"{name} at version {version}", ["DEP-12"], version=version, response=name,
+                  encoded=encode_message(message, version))
+            for name, message, versions in cases for version in versions]

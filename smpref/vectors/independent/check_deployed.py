@@ -1,0 +1,109 @@
+"""The independent check of deployed.json: every layout rebuilt from smp-wire §3.2-3.7 by hand,
+every authorization recomputed with pyca/cryptography and the pure-Python XSalsa20 here, none of
+it from spec/commands.smpn or smpref's codecs."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from smpref.vectors.independent import salsa
+from smpref.vectors.independent.shared import cb_nonce, confirmed, expect, ss, tests, unhex, x25519
+
+_ED25519_SPKI = bytes.fromhex("302a300506032b6570032100")
+_X25519_SPKI = bytes.fromhex("302a300506032b656e032100")
+
+
+def _authorization(t: dict[str, Any], authorized: bytes) -> bytes:
+    """The authorization a test's keys give (smp-wire §3.3)."""
+    if "Ed25519" in t["flags"]:
+        return Ed25519PrivateKey.from_private_bytes(unhex(t, "signingKey")).sign(authorized)
+    if "X25519" in t["flags"]:
+        shared = x25519(unhex(t, "queueKey"), unhex(t, "serverSessionKey"))
+        return salsa.secretbox(salsa.hsalsa20(shared, bytes(16)), cb_nonce(unhex(t, "corrId")),
+                               hashlib.sha512(authorized).digest())
+    return b""
+
+
+def _transmission(t: dict[str, Any]) -> None:
+    version = t["version"]
+    session, corr, entity = unhex(t, "sessionId"), unhex(t, "corrId"), unhex(t, "entityId")
+    command = unhex(t, "command")
+    authorized = ss(session) + ss(corr) + ss(entity) + command
+    expect(authorized == unhex(t, "authorized"), t, "authorized bytes differ")
+    authorization = _authorization(t, authorized)
+    expect(hmac.compare_digest(authorization, bytes.fromhex(t.get("authorization", ""))), t,
+           "the authorization differs")
+    sent = ss(authorization)
+    if authorization and version >= 16:
+        sent += b"0"  # no service signature (smp-wire §3.2)
+    if version < 7:
+        sent += ss(session)  # sent below 7, implied from 7
+    sent += ss(corr) + ss(entity) + command
+    expect(sent == unhex(t, "encoded"), t, f"the transmission at version {version} differs")
+
+
+def _new(t: dict[str, Any]) -> None:
+    version = t["version"]
+    password = bytes.fromhex(t["basicAuth"]) if "basicAuth" in t else None
+    out = b"NEW " + ss(unhex(t, "rcvAuthKey")) + ss(unhex(t, "rcvDhKey"))
+    expect(unhex(t, "rcvAuthKey").startswith(_ED25519_SPKI), t, "rcvAuthKey is not an SPKI")
+    expect(unhex(t, "rcvDhKey").startswith(_X25519_SPKI), t, "rcvDhKey is not an X25519 SPKI")
+    if version < 9:  # ['A' ss(auth)] subMode (smp-wire §3.7)
+        out += b"A" + ss(password) if password is not None else b""
+        out += b"S" if t["subscribe"] else b"C"
+        expect("mode" not in t, t, "a mode below version 9")
+    else:
+        expect(t.get("mode") in ("M", "C"), t, f"version {version}'s NEW states the mode")
+        out += b"1" + ss(password) if password is not None else b"0"
+        out += b"S" if t["subscribe"] else b"C"
+        if version < 15:
+            out += b"T" if t["mode"] == "M" else b"F"
+        else:
+            out += b"1" + t["mode"].encode() + b"0"  # queueReqData without link data
+        if version >= 17:
+            out += (b"1" + ss(unhex(t, "ntfAuthKey")) + ss(unhex(t, "ntfDhKey"))
+                    if "ntfAuthKey" in t else b"0")
+    expect(out == unhex(t, "encoded"), t, f"NEW at version {version} differs")
+
+
+def _ids(t: dict[str, Any]) -> None:
+    version = t["version"]
+    out = b"IDS " + ss(unhex(t, "rcvId")) + ss(unhex(t, "sndId")) + ss(unhex(t, "srvDhKey"))
+    expect((version >= 9) == (t.get("mode") in ("M", "C")), t,
+           "IDS states the mode exactly from version 9")
+    if 9 <= version < 15:
+        out += b"T" if t["mode"] == "M" else b"F"  # senderCanSecure
+    if version >= 15:
+        out += b"1" + t["mode"].encode()
+        out += b"1" + ss(unhex(t, "linkId")) if "linkId" in t else b"0"
+    if version >= 16:
+        out += b"0"  # no service ID
+    if version >= 17:
+        out += (b"1" + ss(unhex(t, "notifierId")) + ss(unhex(t, "srvNtfDhKey"))
+                if "notifierId" in t else b"0")
+    expect(out == unhex(t, "encoded"), t, f"IDS at version {version} differs")
+
+
+#: (first version, the bytes from it, the bytes below it) of each answer (smp-wire §3.6, §3.9)
+_ANSWERS = {"SOK": (16, b"SOK 0", b"OK"), "DELD": (10, b"DELD", b"END"),
+            "ERR BLOCKED reason=spam": (12, b"ERR BLOCKED reason=spam", b"ERR AUTH")}
+
+
+def _answer(t: dict[str, Any]) -> None:
+    expect(t["response"] in _ANSWERS, t, f"no such answer: {t['response']!r}")
+    first, current, older = _ANSWERS[t["response"]]
+    expected = current if t["version"] >= first else older
+    expect(expected == unhex(t, "encoded"), t, f"{t['response']} at {t['version']} differs")
+
+
+def check_deployed(vectors: dict[str, Any]) -> int:
+    checks = {"TransmissionTest": _transmission, "NewTest": _new, "IdsTest": _ids,
+              "AnswerTest": _answer}
+    for group, t in tests(vectors):
+        expect(6 <= t["version"] <= 18, t, "not a version deployed SMP defines (6-18)")
+        checks[group["type"]](t)
+    return confirmed(vectors)
