@@ -40,6 +40,10 @@ def sha512(data: bytes) -> bytes:
     return hashlib.sha512(data).digest()
 
 
+def sha3_256(data: bytes) -> bytes:
+    return hashlib.sha3_256(data).digest()
+
+
 def sha3_384(data: bytes) -> bytes:
     return hashlib.sha3_384(data).digest()
 

@@ -30,16 +30,23 @@ SET = VectorSet(
                  "encoded": "hex", "rcvAuthKey": "hex", "rcvDhKey": "hex", "basicAuth": "hex",
                  "subscribe": "bool", "mode": "string", "ntfAuthKey": "hex", "ntfDhKey": "hex",
                  "rcvId": "hex", "sndId": "hex", "srvDhKey": "hex", "linkId": "hex",
-                 "notifierId": "hex", "srvNtfDhKey": "hex", "response": "string"},
-    optional=frozenset({"sessionId", "corrId", "entityId", "command", "authorized",
+                 "notifierId": "hex", "srvNtfDhKey": "hex", "response": "string",
+                 "fixedData": "hex", "linkKey": "hex", "sbKey": "hex", "rootKey": "hex",
+                 "userData": "hex", "fixedNonce": "hex", "userNonce": "hex", "encFixed": "hex",
+                 "encUser": "hex"},
+    optional=frozenset({"version", "encoded", "sessionId", "corrId", "entityId", "command", "authorized",
                         "authorization", "signingKey", "serverSessionKey", "queueKey",
                         "rcvAuthKey", "rcvDhKey", "basicAuth", "subscribe", "mode",
                         "ntfAuthKey", "ntfDhKey", "rcvId", "sndId", "srvDhKey", "linkId",
-                        "notifierId", "srvNtfDhKey", "response"}),
+                        "notifierId", "srvNtfDhKey", "response", "fixedData", "linkKey",
+                        "sbKey", "rootKey", "userData", "fixedNonce", "userNonce", "encFixed",
+                        "encUser"}),
     notes={"Ed25519": "authorized with an Ed25519 signature (signingKey is the seed)",
            "X25519": "authorized with a crypto_box authenticator: queueKey is the queue's "
                      "X25519 secret, serverSessionKey the server's per-session X25519 public key",
-           "Unauthorized": "sent without an authorization"},
+           "Unauthorized": "sent without an authorization",
+           "Contact": "a contact link: its link ID and key derive from the link key",
+           "Invitation": "an invitation link: only its key derives from the link key"},
 )
 
 #: the versions whose layouts the sets show: the last version of each layout of the
@@ -54,7 +61,8 @@ def groups() -> list[Json]:
     return [{"type": "TransmissionTest", "tests": _transmissions()},
             {"type": "NewTest", "tests": _new()},
             {"type": "IdsTest", "tests": _ids()},
-            {"type": "AnswerTest", "tests": _answers()}]
+            {"type": "AnswerTest", "tests": _answers()},
+            {"type": "LinkDataTest", "tests": _link_data()}]
 
 
 def _transmissions() -> list[Json]:
@@ -194,3 +202,43 @@ def _answers() -> list[Json]:
     return [entry(f"{name} at version {version}", ["DEP-12"], version=version, response=name,
                   encoded=encode_message(message, version))
             for name, message, versions in cases for version in versions]
+
+
+def _link_data() -> list[Json]:
+    """Deployed short-link data (smp-wire §4.2-4.3): the fixed data hashed to the link key,
+    the contact link's ID and key or the invitation's key, and both parts signed by the root
+    key, padded and sealed."""
+    from smpref.crypto import deployed_links as links
+    from smpref.crypto.primitives import ed25519_public
+    from smpref.wire.buffer import Writer
+
+    random = SeededRandom(b"vectors deployed link data")
+    tests = []
+    for kind in ("contact", "invitation"):
+        root = random(32)
+        fixed = Writer()
+        fixed.word16(2)  # the agent's version range (2-7)
+        fixed.word16(7)
+        fixed.short_string(bytes.fromhex("302a300506032b6570032100") + ed25519_public(root))
+        fixed.raw(b"C" if kind == "contact" else b"I")  # the connection request, shortened
+        fixed.raw(random(40))
+        fixed_data = bytes(fixed)
+        key = links.link_key(fixed_data)
+        if kind == "contact":
+            link_id, sb_key = links.contact_link_keys(key)
+            user = b"C" + bytes.fromhex("00020007") + b"T" + b"\x00\x00" + b"\x07profile"
+        else:
+            link_id, sb_key = b"", links.invitation_sb_key(key)
+            user = b"I" + bytes.fromhex("00020007") + b"\x07profile"
+        fixed_nonce, user_nonce = random(24), random(24)
+        fields: dict[str, Any] = {"linkId": link_id} if link_id else {}
+        tests.append(entry(
+            f"{kind} link data", ["DEP-5"], flags=["Contact" if kind == "contact" else
+                                                   "Invitation"],
+            fixedData=fixed_data, linkKey=key, sbKey=sb_key, rootKey=root,
+            userData=user, fixedNonce=fixed_nonce, userNonce=user_nonce,
+            encFixed=links.seal_part(sb_key, fixed_nonce, links.signed(root, fixed_data),
+                                     links.FIXED_PADDED),
+            encUser=links.seal_part(sb_key, user_nonce, links.signed(root, user),
+                                    links.USER_PADDED), **fields))
+    return tests

@@ -11,7 +11,16 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from smpref.vectors.independent import salsa
-from smpref.vectors.independent.shared import cb_nonce, confirmed, expect, ss, tests, unhex, x25519
+from smpref.vectors.independent.shared import (
+    cb_nonce,
+    confirmed,
+    expect,
+    hkdf,
+    ss,
+    tests,
+    unhex,
+    x25519,
+)
 
 _ED25519_SPKI = bytes.fromhex("302a300506032b6570032100")
 _X25519_SPKI = bytes.fromhex("302a300506032b656e032100")
@@ -100,10 +109,39 @@ def _answer(t: dict[str, Any]) -> None:
     expect(expected == unhex(t, "encoded"), t, f"{t['response']} at {t['version']} differs")
 
 
+def _sealed(sb_key: bytes, nonce: bytes, root: Ed25519PrivateKey, data: bytes,
+            padded: int) -> bytes:
+    signature = root.sign(data)
+    plain = ss(signature) + data
+    body = len(plain).to_bytes(2, "big") + plain + b"#" * (padded - len(plain) - 2)
+    return nonce + salsa.secretbox(salsa.hsalsa20(sb_key, bytes(16)), nonce, body)
+
+
+def _link_data(t: dict[str, Any]) -> None:
+    fixed, root = unhex(t, "fixedData"), Ed25519PrivateKey.from_private_bytes(unhex(t, "rootKey"))
+    link_key = hashlib.sha3_256(fixed).digest()
+    expect(link_key == unhex(t, "linkKey"), t, "linkKey is not SHA3-256(fixedData)")
+    root_spki = _ED25519_SPKI + root.public_key().public_bytes_raw()
+    expect(fixed[4:5 + len(root_spki)] == ss(root_spki), t,
+           "fixedData does not carry the root key after its version range")
+    if "Contact" in t["flags"]:
+        derived = hkdf("SHA-512", b"", link_key, b"SimpleXContactLink", 56)
+        expect(derived[:24] == unhex(t, "linkId"), t, "linkId differs")
+    else:
+        derived = bytes(24) + hkdf("SHA-512", b"", link_key, b"SimpleXInvLink", 32)
+        expect("linkId" not in t, t, "an invitation's link ID is the server's")
+    expect(derived[24:] == unhex(t, "sbKey"), t, "sbKey differs")
+    for part, nonce, data, padded in (("encFixed", "fixedNonce", fixed, 2008),
+                                      ("encUser", "userNonce", unhex(t, "userData"), 13784)):
+        expected = _sealed(derived[24:], unhex(t, nonce), root, data, padded)
+        expect(expected == unhex(t, part), t, f"{part} differs")
+
+
 def check_deployed(vectors: dict[str, Any]) -> int:
     checks = {"TransmissionTest": _transmission, "NewTest": _new, "IdsTest": _ids,
-              "AnswerTest": _answer}
+              "AnswerTest": _answer, "LinkDataTest": _link_data}
     for group, t in tests(vectors):
-        expect(6 <= t["version"] <= 18, t, "not a version deployed SMP defines (6-18)")
+        if "version" in t or group["type"] != "LinkDataTest":
+            expect(6 <= t["version"] <= 18, t, "not a version deployed SMP defines (6-18)")
         checks[group["type"]](t)
     return confirmed(vectors)

@@ -1,0 +1,33 @@
+"""Deployed short-link data (smp-wire §4.2-4.3, DEP-5): smpref.crypto.deployed_links seals what
+it opens, and refuses what it must."""
+
+from __future__ import annotations
+
+import pytest
+from reqs import req
+
+from smpref.crypto import deployed_links as links
+from smpref.crypto.primitives import ed25519_public
+from smpref.errors import CryptoError
+
+
+@req("DEP-5")
+def test_a_part_opens_with_its_key_and_root_and_not_otherwise() -> None:
+    root, other = bytes(range(32)), bytes(range(1, 33))
+    key = links.link_key(b"fixed data")
+    link_id, sb_key = links.contact_link_keys(key)
+    assert len(link_id) == 24 and len(sb_key) == 32
+    assert links.invitation_sb_key(key) != sb_key  # another info string, another key
+    sealed = links.seal_part(sb_key, bytes(24), links.signed(root, b"user data"),
+                             links.USER_PADDED)
+    assert len(sealed) == 24 + 16 + links.USER_PADDED == 13824
+    assert links.open_part(sb_key, sealed, ed25519_public(root)) == b"user data"
+    with pytest.raises(CryptoError, match="signature"):
+        links.open_part(sb_key, sealed, ed25519_public(other))
+    with pytest.raises(CryptoError, match="does not open"):
+        links.open_part(links.invitation_sb_key(key), sealed, ed25519_public(root))
+    tampered = sealed[:-1] + bytes([sealed[-1] ^ 1])
+    with pytest.raises(CryptoError):
+        links.open_part(sb_key, tampered, ed25519_public(root))
+    with pytest.raises(CryptoError, match="do not fit"):
+        links.seal_part(sb_key, bytes(24), b"x" * links.FIXED_PADDED, links.FIXED_PADDED)
