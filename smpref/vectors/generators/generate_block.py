@@ -24,7 +24,8 @@ SET = VectorSet(
     optional=frozenset({"content", "paddedSize", "padded", "transmissions", "block",
                         "sessionId", "clientPrivateKey", "serverPrivateKey", "ck1", "ck2",
                         "contents", "blocks", "direction"}),
-    notes={"EmptyBatch": "a count of zero", "Trailing": "bytes after the last transmission",
+    notes={"Deployed": "a value deployed SMP's own test suite publishes",
+           "EmptyBatch": "a count of zero", "Trailing": "bytes after the last transmission",
            "Overlong": "a length that runs past the content",
            "Tampered": "a ciphertext byte was changed", "Reordered": "blocks out of order"},
 )
@@ -38,6 +39,9 @@ def groups() -> list[Json]:
     random = SeededRandom(b"vectors block")
     pads = [entry(f"pad {len(c)} bytes to {n}", ["ENC-1"], content=c, paddedSize=n,
                   padded=pad(c, n)) for c, n in ((b"", 2), (b"abc", 8), (random(100), 256))]
+    # deployed's own known answer: C.pad "abc" 5 == "\0\3abc" (tests/CoreTests/CryptoTests.hs)
+    pads.append(entry("deployed's test: pad 'abc' to 5", ["ENC-1"], flags=["Deployed"],
+                      content=b"abc", paddedSize=5, padded=pad(b"abc", 5)))
     batch_items = [[random(40)], [random(10), b"", random(300)]]
     batches = [entry(f"{len(items)} transmissions", ["TRANS-2", "TRANS-3", "ENC-9"],
                      transmissions=[t.hex() for t in items], content=encode_batch(items),

@@ -33,20 +33,23 @@ SET = VectorSet(
                  "notifierId": "hex", "srvNtfDhKey": "hex", "response": "string",
                  "fixedData": "hex", "linkKey": "hex", "sbKey": "hex", "rootKey": "hex",
                  "userData": "hex", "fixedNonce": "hex", "userNonce": "hex", "encFixed": "hex",
-                 "encUser": "hex"},
-    optional=frozenset({"version", "encoded", "sessionId", "corrId", "entityId", "command", "authorized",
+                 "encUser": "hex", "keyAlgorithm": "string", "rawKey": "hex", "spki": "hex",
+                 "spkiBase64": "string"},
+    optional=frozenset({"version", "encoded", "sessionId", "corrId", "entityId", "command",
+                        "authorized",
                         "authorization", "signingKey", "serverSessionKey", "queueKey",
                         "rcvAuthKey", "rcvDhKey", "basicAuth", "subscribe", "mode",
                         "ntfAuthKey", "ntfDhKey", "rcvId", "sndId", "srvDhKey", "linkId",
                         "notifierId", "srvNtfDhKey", "response", "fixedData", "linkKey",
                         "sbKey", "rootKey", "userData", "fixedNonce", "userNonce", "encFixed",
-                        "encUser"}),
+                        "encUser", "keyAlgorithm", "rawKey", "spki", "spkiBase64"}),
     notes={"Ed25519": "authorized with an Ed25519 signature (signingKey is the seed)",
            "X25519": "authorized with a crypto_box authenticator: queueKey is the queue's "
                      "X25519 secret, serverSessionKey the server's per-session X25519 public key",
            "Unauthorized": "sent without an authorization",
            "Contact": "a contact link: its link ID and key derive from the link key",
-           "Invitation": "an invitation link: only its key derives from the link key"},
+           "Invitation": "an invitation link: only its key derives from the link key",
+           "Deployed": "a value deployed SMP's own test suite publishes"},
 )
 
 #: the versions whose layouts the sets show: the last version of each layout of the
@@ -62,7 +65,8 @@ def groups() -> list[Json]:
             {"type": "NewTest", "tests": _new()},
             {"type": "IdsTest", "tests": _ids()},
             {"type": "AnswerTest", "tests": _answers()},
-            {"type": "LinkDataTest", "tests": _link_data()}]
+            {"type": "LinkDataTest", "tests": _link_data()},
+            {"type": "KeyEncodingTest", "tests": _key_encodings()}]
 
 
 def _transmissions() -> list[Json]:
@@ -241,4 +245,31 @@ def _link_data() -> list[Json]:
                                      links.FIXED_PADDED),
             encUser=links.seal_part(sb_key, user_nonce, links.signed(root, user),
                                     links.USER_PADDED), **fields))
+    return tests
+
+
+#: keys deployed SMP's own tests publish, X.509 SPKI DER in base64 (simplexmq
+#: tests/ServerTests.hs samplePubKey and sampleDhPubKey)
+PUBLISHED_KEYS = (
+    ("Ed25519", "MCowBQYDK2VwAyEAfAOflyvbJv1fszgzkQ6buiZJVgSpQWsucXq7U6zjMgY="),
+    ("X25519", "MCowBQYDK2VuAyEAriy+HcARIhqsgSjVnjKqoft+y6pxrxdY68zn4+LjYhQ="),
+)
+
+
+def _key_encodings() -> list[Json]:
+    """smpref's X.509 encoding of the raw keys inside deployed's published ones: the same
+    bytes (the vector generation fails if not)."""
+    import base64
+
+    from smpref.wire.keys import KeyAlgorithm, PublicKey
+
+    tests = []
+    for name, published in PUBLISHED_KEYS:
+        algorithm = KeyAlgorithm[name.upper()]
+        raw = base64.b64decode(published)[-algorithm.raw_length:]
+        der = PublicKey(algorithm, raw).der
+        if base64.b64encode(der).decode() != published:
+            raise AssertionError(f"smpref's {name} SPKI differs from deployed's published key")
+        tests.append(entry(f"deployed's published {name} key", ["ENC-5"], flags=["Deployed"],
+                           keyAlgorithm=name, rawKey=raw, spki=der, spkiBase64=published))
     return tests

@@ -4,6 +4,7 @@ it from spec/commands.smpn or smpref's codecs."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 from typing import Any
@@ -137,11 +138,26 @@ def _link_data(t: dict[str, Any]) -> None:
         expect(expected == unhex(t, part), t, f"{part} differs")
 
 
+#: the SPKI prefixes of smp-wire §1.3, and the keys deployed's tests publish (base64)
+_SPKI = {"Ed25519": _ED25519_SPKI, "X25519": _X25519_SPKI}
+_PUBLISHED = {"MCowBQYDK2VwAyEAfAOflyvbJv1fszgzkQ6buiZJVgSpQWsucXq7U6zjMgY=",
+              "MCowBQYDK2VuAyEAriy+HcARIhqsgSjVnjKqoft+y6pxrxdY68zn4+LjYhQ="}
+
+
+def _key_encoding(t: dict[str, Any]) -> None:
+    expect(t["keyAlgorithm"] in _SPKI, t, "not an Ed25519 or X25519 key")
+    der = _SPKI.get(t["keyAlgorithm"], b"") + unhex(t, "rawKey")
+    expect(der == unhex(t, "spki"), t, "the SPKI is not the prefix and the raw key")
+    expect(base64.b64encode(der).decode() == t["spkiBase64"], t, "the base64 form differs")
+    expect(t["spkiBase64"] in _PUBLISHED, t, "not a key deployed's tests publish")
+
+
 def check_deployed(vectors: dict[str, Any]) -> int:
     checks = {"TransmissionTest": _transmission, "NewTest": _new, "IdsTest": _ids,
-              "AnswerTest": _answer, "LinkDataTest": _link_data}
+              "AnswerTest": _answer, "LinkDataTest": _link_data,
+              "KeyEncodingTest": _key_encoding}
     for group, t in tests(vectors):
-        if "version" in t or group["type"] != "LinkDataTest":
+        if "version" in t or group["type"] not in ("LinkDataTest", "KeyEncodingTest"):
             expect(6 <= t["version"] <= 18, t, "not a version deployed SMP defines (6-18)")
         checks[group["type"]](t)
     return confirmed(vectors)
