@@ -263,3 +263,39 @@ def test_an_smp_client_that_sends_sni_is_told_why_it_gets_no_smp(tmp_path: Path)
                                        server_name="smp.example"))
     assert event["error"] == "SNI" and event["sni"] == "smp.example" == line["sni"]
     assert "TRANS-17" in event["detail"] and "SMP clients send none" in event["detail"]
+
+
+@req("DEP-12", "DEP-5", "DEP-6")
+@pytest.mark.parametrize("version", [8, 14])
+def test_later_commands_follow_the_queue_not_the_version(tmp_path: Path, version: int) -> None:
+    """Deployed gates no command by version (smp-wire §3.6): at 8 and 14 the link and notifier
+    commands are served as the queue's state allows. Below 9 NEW cannot give a mode, so the
+    queue is a contact queue: LSET and LGET work, LKEY and SKEY are AUTH."""
+    from deployed_client import large, ss
+
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            owner_c = await DeployedClient.connect(server.address, version=version)
+            reader = await DeployedClient.connect(server.address, version=version)
+            owner, sender, notifier = Keys(), Keys(), Keys()
+            mode = b"C" if version >= 9 else None
+            created = await owner_c.request(new_command(owner, mode=mode or b"C",
+                                                        version=version), key=owner.sign)
+            ids = parse_ids(created.body, version)
+            link_id = b"L" * 24
+            lset = b"LSET " + ss(link_id) + large(b"fixed") + large(b"user")
+            assert (await owner_c.request(lset, ids.recipient_id, owner.sign)).command == b"OK"
+            lnk = await reader.request(b"LGET", link_id)
+            assert lnk.tag == "LNK", lnk.command
+            assert lnk.body == ss(ids.sender_id) + large(b"fixed") + large(b"user")
+            lkey = await reader.request(key_command(b"LKEY", sender), link_id, sender.sign)
+            assert lkey.command == b"ERR AUTH"  # a contact queue: no sender secures it
+            nkey = b"NKEY " + ss(notifier.auth_spki) + ss(notifier.dh_spki)
+            nid = await owner_c.request(nkey, ids.recipient_id, owner.sign)
+            assert nid.tag == "NID", nid.command
+            assert (await owner_c.request(b"LDEL", ids.recipient_id,
+                                          owner.sign)).command == b"OK"
+            assert (await reader.request(b"LGET", link_id)).command == b"ERR AUTH"
+            for client in (owner_c, reader):
+                await client.close()
+    asyncio.run(main())
