@@ -26,7 +26,7 @@ from deployed_client import (
     send_command,
 )
 from reqs import req
-from servers import embedded
+from servers import ServeProcess, embedded
 
 #: every version of deployed SMP's range, and None for a client without ALPN (version 6)
 VERSIONS = [*range(6, 19), None]
@@ -106,14 +106,17 @@ async def lifecycle(address: str, version: int | None) -> list[str]:
 
 @req("DEP-11", "DEP-12", "DEP-13", "TRANS-11", "DIV-37")
 def test_a_client_at_every_version_completes_the_queue_lifecycle(tmp_path: Path) -> None:
-    async def main() -> None:
-        async with embedded(tmp_path) as server:
-            for version in VERSIONS:
-                try:
-                    await lifecycle(server.address, version)
-                except AssertionError as exc:
-                    raise AssertionError(f"at version {version}: {exc}") from None
-    asyncio.run(main())
+    """Against ``smpref serve`` itself, a process, as a client under test meets it."""
+    async def main(address: str) -> None:
+        for version in VERSIONS:
+            try:
+                await lifecycle(address, version)
+            except AssertionError as exc:
+                raise AssertionError(f"at version {version}: {exc}") from None
+    with ServeProcess(tmp_path / "srv") as server:
+        asyncio.run(main(server.address))
+        versions = [e.get("version") for e in server.events() if e.get("event") == "connected"]
+    assert sorted(set(versions)) == list(range(6, 19))
 
 
 @req("DEP-12")
