@@ -178,7 +178,7 @@ def _progress_printer(console: Console, enabled: bool) -> Callable[[Result, int,
 @click.option("--quiet", is_flag=True, help="No progress lines, only the table.")
 @click.option("--version", "version", type=click.IntRange(min=1), default=None,
               metavar="N",
-              help="Force protocol version N: a deployed version (17, 18; ALPN smp/1 only) "
+              help="Force protocol version N: a deployed version (6 to 18; ALPN smp/1 only) "
                    "or the seed version 1000. Default: the server's choice, seed first.")
 def conform(address: str | None,  # noqa: PLR0917 - click passes options
             include: tuple[str, ...], exclude: tuple[str, ...],
