@@ -302,3 +302,47 @@ def test_later_commands_follow_the_queue_not_the_version(tmp_path: Path, version
             for client in (owner_c, reader):
                 await client.close()
     asyncio.run(main())
+
+
+@req("DEP-12", "DEP-4")
+def test_a_pushed_event_is_in_the_receiving_connections_version(tmp_path: Path) -> None:
+    """DELD goes to another connection than the one that sent DEL: it is encoded at the
+    receiver's version (END below 10), not the sender's."""
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            old = await DeployedClient.connect(server.address, version=9)
+            new = await DeployedClient.connect(server.address, version=18)
+            for subscriber, deleter, gone in ((old, new, b"END"), (new, old, b"DELD")):
+                owner = Keys()
+                created = await subscriber.request(
+                    new_command(owner, mode=b"C", version=subscriber.version), key=owner.sign)
+                ids = parse_ids(created.body, subscriber.version)
+                assert (await deleter.request(b"DEL", ids.recipient_id,
+                                              owner.sign)).command == b"OK"
+                event = await subscriber.event()
+                assert (event.command, event.entity_id) == (gone, ids.recipient_id), \
+                    (subscriber.version, event.command)
+            for client in (old, new):
+                await client.close()
+    asyncio.run(main())
+
+
+@req("DIV-39", "DEP-12")
+def test_a_queue_without_a_mode_is_a_contact_queue_even_once_secured(tmp_path: Path) -> None:
+    """DIV-39 as written: at 8, NEW gives no mode; after KEY, smpref still answers LSET with OK
+    and LGET with LNK, where deployed answers AUTH to both."""
+    from deployed_client import large, ss
+
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            client = await DeployedClient.connect(server.address, version=8)
+            owner, sender = Keys(), Keys()
+            ids = parse_ids((await client.request(new_command(owner, version=8),
+                                                  key=owner.sign)).body, 8)
+            assert (await client.request(key_command(b"KEY", sender), ids.recipient_id,
+                                         owner.sign)).command == b"OK"
+            lset = b"LSET " + ss(b"L" * 24) + large(b"fixed") + large(b"user")
+            assert (await client.request(lset, ids.recipient_id, owner.sign)).command == b"OK"
+            assert (await client.request(b"LGET", b"L" * 24)).tag == "LNK"
+            await client.close()
+    asyncio.run(main())

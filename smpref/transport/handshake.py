@@ -120,10 +120,8 @@ def version_reason(version: int, low: int, high: int) -> str:
     """Why a client hello's version is refused."""
     reason = f"TRANS-11: the client picked version {version}; this connection offers {low}-{high}"
     if (low, high) == (6, 6):
-        reason += " (no ALPN: offer ALPN smp/1 for deployed's 6-18, DEP-11, DEP-12)"
-    elif version > high or version < low:
-        reason += " (a client sends the highest version both ends support, smp-wire §2.6)"
-    return reason
+        return reason + " (no ALPN: offer ALPN smp/1 for deployed's 6-18, DEP-11, DEP-12)"
+    return reason + " (a client sends the highest version both ends support, smp-wire §2.6)"
 
 
 def _layout_hint(version: int | None) -> str:

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from typing import Final
 
 from smpref.errors import BadValueError, CryptoError, WireError
+from smpref.wire import version_history
 from smpref.wire.buffer import Reader, Writer, encode
 from smpref.wire.keys import DH_ALGORITHMS, KeyAlgorithm, PublicKey
 
 #: versions from which the hello carries more (smp-wire §2.5)
-CERTIFICATES_VERSION: Final = 7
-PROXY_FLAG_VERSION: Final = 14
-SERVICE_VERSION: Final = 16
+CERTIFICATES_VERSION: Final = version_history.IMPLIED_SESSION
+PROXY_FLAG_VERSION: Final = version_history.PROXY_FLAG
+SERVICE_VERSION: Final = version_history.SERVICES
 #: the first byte of an X25519 SPKI's ShortString: its length (44)
 _X25519_SPKI_LENGTH: Final = len(KeyAlgorithm.X25519.prefix) + KeyAlgorithm.X25519.raw_length
 

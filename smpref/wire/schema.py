@@ -55,6 +55,7 @@ from smpref.wire.type_codecs import (
     UnionCodec,
     VariantCodec,
 )
+from smpref.wire.version_history import CLIENT_NOTICES
 
 T = TypeVar("T")
 S = TypeVar("S", bound=Struct)
@@ -393,6 +394,11 @@ def encode_message(message: Message, version: int | None = None) -> bytes:
                       if v.tag.encode() == error.tag and version not in v.versions), "")
         if older:
             return encode_message(messages.ERR(error=parse_error(older)), version)
+        if isinstance(message.error, messages.ErrorType.BLOCKED) and version < CLIENT_NOTICES:
+            # a blocked queue's client notice exists from 18: dropped below (smp-wire §3.9)
+            reason = message.error.info.text.split(",notice=", 1)[0]
+            return codec.encode(messages.ERR(error=messages.ErrorType.BLOCKED(
+                info=messages.BlockingInfo(text=reason))))
     return codec.at(version).encode(message)
 
 

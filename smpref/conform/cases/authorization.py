@@ -44,7 +44,6 @@ from smpref.wire.messages import (
 )
 from smpref.wire.structs import Command
 from smpref.wire.transmission import AUTH_LENGTHS, Transmission, check_credentials
-from smpref.wire.version_history import SENDER_SECURES, SERVICES
 
 group = CaseGroup("authorization")
 case = group.case
@@ -71,8 +70,9 @@ def expected(message: Command, *, entity: bytes, authorized: bool, queue: QueueV
     queue in state ``queue`` (None: the entity ID names no queue), on a connection at
     ``version`` (a deployed one, or None)."""
     definition = message.DEF
-    if queue is not None and version is not None and version < SENDER_SECURES:
-        # a queue created below 9 has no mode: the sender cannot secure it (DEP-12)
+    if queue is not None and version is not None and version < 9:
+        # a queue created below 9 has no mode: the sender cannot secure it (smp-wire §3.7,
+        # DEP-12)
         queue = replace(queue, mode=ConnectionMode.Contact)
     tx = Transmission(bytes(_SIGNATURE) if authorized else b"", b"", entity, message.encode())
     try:
@@ -85,8 +85,8 @@ def expected(message: Command, *, entity: bytes, authorized: bool, queue: QueueV
     tags = tuple(definition.responds)
     if not extended and definition.tag in DEPLOYED_ANSWERS:
         answers: tuple[str, ...] = DEPLOYED_ANSWERS[definition.tag]
-        if version is not None and version < SERVICES:
-            answers = tuple("OK" if t == "SOK" else t for t in answers)  # SOK from 16
+        if version is not None and version < 16:  # SOK from 16 (smp-wire §3.6)
+            answers = tuple("OK" if t == "SOK" else t for t in answers)
         tags = (*answers, *(t for t in tags if t == "MSG"))
     return Expected(tags=tags, requirements=rule.requirements)
 

@@ -12,7 +12,6 @@ from smpref.wire.messages import (
     OFF,
     SKEY,
 )
-from smpref.wire.version_history import SENDER_SECURES
 
 group = CaseGroup("lifecycle")
 case = group.case
@@ -51,7 +50,7 @@ async def _life_skey(ctx: Context) -> str | None:
     owner, sender = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner)
     k = ctx.key()
-    if ctx.deployed_version is not None and ctx.deployed_version < SENDER_SECURES:
+    if ctx.deployed_version is not None and ctx.deployed_version < 9:  # smp-wire §3.7
         # NEW below 9 cannot say the queue is a messaging queue: it has no mode, and a
         # sender cannot secure it (smp-wire §3.7, §3.8; DEP-12)
         ctx.expect(await ctx.request(sender, SKEY(sender_key=k.public), q.sid, k),

@@ -199,10 +199,12 @@ def _answers() -> list[Json]:
     from smpref.wire.schema import encode_message, parse_error
 
     blocked = ERR(error=parse_error("BLOCKED reason=spam"))
-    # the last version of the older form, and the newest version
+    notice = ERR(error=parse_error('BLOCKED reason=content,notice={"ttl":86400}'))
+    # the last version of each older form, and the newest version
     cases = [("SOK", DeployedSOK(service_id=None), (15, 18)),
              ("DELD", DeployedDELD(), (9, 18)),
-             ("ERR BLOCKED reason=spam", blocked, (11, 18))]
+             ("ERR BLOCKED reason=spam", blocked, (11, 18)),
+             ('ERR BLOCKED reason=content,notice={"ttl":86400}', notice, (11, 17, 18))]
     return [entry(f"{name} at version {version}", ["DEP-12"], version=version, response=name,
                   encoded=encode_message(message, version))
             for name, message, versions in cases for version in versions]

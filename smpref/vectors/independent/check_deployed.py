@@ -98,15 +98,21 @@ def _ids(t: dict[str, Any]) -> None:
     expect(out == unhex(t, "encoded"), t, f"IDS at version {version} differs")
 
 
-#: (first version, the bytes from it, the bytes below it) of each answer (smp-wire §3.6, §3.9)
-_ANSWERS = {"SOK": (16, b"SOK 0", b"OK"), "DELD": (10, b"DELD", b"END"),
-            "ERR BLOCKED reason=spam": (12, b"ERR BLOCKED reason=spam", b"ERR AUTH")}
+#: each answer's forms, from the version each begins (smp-wire §3.6, §3.9): SOK from 16,
+#: DELD from 10, BLOCKED from 12 (AUTH below) and its client notice from 18
+_NOTICE = b'ERR BLOCKED reason=content,notice={"ttl":86400}'
+_ANSWERS: dict[str, list[tuple[int, bytes]]] = {
+    "SOK": [(0, b"OK"), (16, b"SOK 0")],
+    "DELD": [(0, b"END"), (10, b"DELD")],
+    "ERR BLOCKED reason=spam": [(0, b"ERR AUTH"), (12, b"ERR BLOCKED reason=spam")],
+    _NOTICE.decode(): [(0, b"ERR AUTH"), (12, b"ERR BLOCKED reason=content"), (18, _NOTICE)],
+}
 
 
 def _answer(t: dict[str, Any]) -> None:
     expect(t["response"] in _ANSWERS, t, f"no such answer: {t['response']!r}")
-    first, current, older = _ANSWERS[t["response"]]
-    expected = current if t["version"] >= first else older
+    forms = _ANSWERS.get(t["response"], [])
+    expected = [form for first, form in forms if t["version"] >= first][-1]
     expect(expected == unhex(t, "encoded"), t, f"{t['response']} at {t['version']} differs")
 
 
