@@ -1,9 +1,10 @@
 """A deployed SMP client at any version from 6 to 18, written from smp-wire.md alone
 (§2.8, §3.2-3.10).
 
-It is the deployed double (tests/deployed_double.py) turned around: it shares smpref's
-transport (TLS with ALPN ``smp/1``, the handshake and the encrypted blocks, which the vectors
-check against deployed's bytes), but not its command layer. Every command it sends is written
+It is the deployed double (tests/deployed_double.py) turned around: it shares smpref's TLS
+context and its block framing (the encrypted blocks, which the vectors check against
+deployed's bytes), but not its handshake (the hellos are read and written here, by version)
+and not its command layer. Every command it sends is written
 byte by byte here from the layouts of smp-wire §3.6-3.7, every answer is parsed here, keys go
 through PyNaCl directly, and message bodies are opened as smp-wire §3.10 says. Nothing of
 spec/commands.smpn, smpref.wire.schema or the model is used, so a test that drives
@@ -14,16 +15,20 @@ the protocol.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import ssl
 import struct
 from dataclasses import dataclass, field
 
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from nacl.bindings import crypto_scalarmult
 from nacl.public import Box, PrivateKey, PublicKey
 from nacl.signing import SigningKey
 
 from smpref.text.addresses import parse_server_address
-from smpref.transport.streams import BlockStream, connect
+from smpref.transport.streams import BlockStream
 from smpref.transport.tls import client_context, session_id
 
 ED25519_SPKI = bytes.fromhex("302a300506032b6570032100")
@@ -184,7 +189,10 @@ class DeployedClient:
     @classmethod
     async def connect(cls, address: str, alpn: tuple[str, ...] = ("smp/1",),
                       version: int | None = None) -> DeployedClient:
-        """Over ALPN ``smp/1``, at the server's newest version or at ``version``."""
+        """Over ALPN ``smp/1``, at the server's newest version or at ``version``. The
+        handshake is written here from smp-wire §2.3-2.5: the server hello read and its chain
+        and signed session key checked, the client hello laid out for the version; only the
+        block encryption (§2.4) is smpref's framing."""
         server = parse_server_address(address)
         reader, writer = await asyncio.open_connection(
             server.hosts[0], server.effective_port, ssl=client_context(list(alpn)),
@@ -192,10 +200,35 @@ class DeployedClient:
         stream = BlockStream(reader, writer)
         ssl_object = writer.get_extra_info("ssl_object")
         session = session_id(ssl_object)
-        connected = await connect(stream, server.key_hash, session,
-                                  ssl_object.getpeercert(binary_form=True), os.urandom,
-                                  alpn=ssl_object.selected_alpn_protocol(), version=version)
-        return cls(stream, session, connected.negotiated.version)
+        p = Parser(await stream.read_handshake())
+        low, high = struct.unpack(">HH", p.take(4))
+        assert p.ss() == session, "the hello's session ID is not this TLS session's"
+        chain = [p.large() for _ in range(p.take(1)[0])]
+        signed = p.large()
+        # the identity is the chain's second certificate; the TLS leaf is its first (§2.3)
+        assert hashlib.sha256(chain[1]).digest() == server.key_hash, "another server"
+        assert chain[0] == ssl_object.getpeercert(binary_form=True)
+        leaf = x509.load_der_x509_certificate(chain[0]).public_key()
+        assert isinstance(leaf, Ed25519PublicKey)
+        # SEQUENCE { 30 2c SPKI(X25519) , AlgorithmIdentifier(Ed25519), BIT STRING(sig) }
+        assert signed[:4] == bytes.fromhex("3078302c") and signed[4:16] == X25519_SPKI
+        leaf.verify(signed[-64:], signed[2:48])  # raises if it does not verify
+        server_key = signed[16:48]
+        chosen = min(high, 18) if version is None else version
+        assert low <= chosen <= high, (low, high, chosen)
+        mine = PrivateKey.generate()
+        hello = struct.pack(">H", chosen) + ss(server.key_hash)
+        if chosen >= 7:
+            hello += ss(X25519_SPKI + bytes(mine.public_key))
+        if chosen >= 14:
+            hello += b"F"  # not a proxy
+        if chosen >= 16:
+            hello += b"0"  # no service
+        await stream.write_handshake(hello)
+        if chosen >= 11:  # blocks are encrypted with the key the hello carried
+            stream.framing.encrypt(session, crypto_scalarmult(bytes(mine), server_key),
+                                   server=False)
+        return cls(stream, session, chosen)
 
     @classmethod
     async def connect_v6(cls, address: str) -> DeployedClient:
