@@ -4,6 +4,8 @@ written from smp-wire §3.7) agreeing byte for byte."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from deployed_client import Keys, new_command, parse_ids
 from hypothesis import given
@@ -117,3 +119,32 @@ def test_a_field_the_layout_lacks_is_refused_not_dropped() -> None:
     without_flag = IDS(rcv_id=b"r", snd_id=b"s", rcv_public_dh_key=dh)
     with pytest.raises(BadValueError, match="senderCanSecure"):
         encode_message(without_flag, 12)
+
+
+def test_the_client_refuses_what_a_version_cannot_say() -> None:
+    """at_version sends a seed NEW as the version's deployed NEW, and refuses, never drops,
+    what that version's NEW cannot carry."""
+    from smpref.client.connection import at_version
+    from smpref.errors import UnsupportedError
+    from smpref.wire.messages import NEW, NewNtfCreds, QueueRequest, SubscriptionMode
+
+    owner = PublicKey.from_der(Keys().auth_spki, AUTH_ALGORITHMS)
+    dh = PublicKey.from_der(Keys().dh_spki, DH_ALGORITHMS)
+
+    def seed_new(mode: ConnectionMode | None) -> NEW:
+        return NEW(rcv_auth_key=owner, rcv_dh_key=dh, basic_auth=None,
+                   sub_mode=SubscriptionMode.Subscribe, ntf_request=None,
+                   queue_request=None if mode is None else QueueRequest(conn_mode=mode,
+                                                                        queue_link=None))
+    assert at_version(seed_new(None), 6).snd_secure is None  # type: ignore[attr-defined]
+    assert at_version(seed_new(ConnectionMode.Invitation), 9).snd_secure is True  # type: ignore[attr-defined]
+    with pytest.raises(UnsupportedError, match="no queue mode at version 8"):
+        at_version(seed_new(ConnectionMode.Contact), 8)
+    creds = NewNtfCreds(ntf_auth_key=owner, rcv_ntf_dh_key=dh)
+    deployed = DeployedNEW(rcv_auth_key=owner, rcv_dh_key=dh, basic_auth=None,
+                           sub_mode=SubscriptionMode.Subscribe, ntf_creds=creds,
+                           queue_req_data=QueueReqData.C(link=None))
+    with pytest.raises(UnsupportedError, match="notifier credentials at version 16"):
+        at_version(deployed, 16)
+    with pytest.raises(UnsupportedError, match="queueReqData at version 14"):
+        at_version(replace(deployed, ntf_creds=None), 14)

@@ -253,10 +253,13 @@ class Runner:
             if handle is not None and not handle.deleted:
                 return "skip (exists)"
             owner = OwnedQueue(AuthKeyPair.ed25519(self.random), DhKeyPair.generate(self.random))
+            version = getattr(self.side, "version", None)
+            # below 9 NEW cannot say the queue's mode: it gets none (DEP-12, DIV-39)
+            request = None if version is not None and version < 9 else QueueRequest(
+                conn_mode=ConnectionMode.Invitation, queue_link=None)
             command = NEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
                           basic_auth=self.password, sub_mode=SubscriptionMode.OnlyCreate,
-                          queue_request=QueueRequest(conn_mode=ConnectionMode.Invitation,
-                                                     queue_link=None), ntf_request=None)
+                          queue_request=request, ntf_request=None)
             reply = self.side.request(0, command, b"", owner.auth_key)
             if reply.tag == "IDS":
                 owner.created(reply.expect(IDS))

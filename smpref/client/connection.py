@@ -68,14 +68,19 @@ def is_seed_specific(message: Message) -> bool:
 def at_version(message: Message, version: int) -> Message:
     """A command as a deployed client at ``version`` sends it: a seed NEW without a link and
     a notifier request becomes deployed NEW in that version's layout (DEP-12): its mode goes
-    in queueReqData from 15, in the sndSecure flag from 9 to 14, and nowhere below 9 (such a
-    queue has no mode, and the sender cannot secure it). Anything else is sent as it is.
+    in queueReqData from 15 and in the sndSecure flag from 9 to 14. Anything else is sent as
+    it is.
 
     Raises:
-        UnsupportedError: a deployed command has a field the version's layout cannot carry.
+        UnsupportedError: the version's layout cannot carry what the command says: a mode
+            below 9 (ask for none: such a queue has no mode, DIV-39), a deployed NEW's
+            queueReqData below 15 or notifier credentials below 17.
     """
     if isinstance(message, NEW) and not is_seed_specific(message):
         mode = message.queue_request.conn_mode if message.queue_request else None
+        if mode is not None and version < SENDER_SECURES:
+            raise UnsupportedError(f"NEW has no queue mode at version {version} (9+): send "
+                                   "it without a QueueRequest")
         invitation = mode is ConnectionMode.Invitation
         message = DeployedNEW(
             rcv_auth_key=message.rcv_auth_key, rcv_dh_key=message.rcv_dh_key,

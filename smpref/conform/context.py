@@ -211,10 +211,15 @@ class Context:
                                  queue.link, self.random,
                                  LinkData(conn_req=b"conformance", user_data=b"profile")))
         basic_auth = None if omit_password else password or self.password
+        # below deployed version 9 NEW says no mode: the queue has none (DEP-12, DIV-39)
+        modeless = link is None and self.deployed_version is not None and \
+            self.deployed_version < 9
         return NEW(rcv_auth_key=queue.owner.auth_key.public,
                  rcv_dh_key=queue.owner.dh_key.public, basic_auth=basic_auth,
                  sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
-                 queue_request=QueueRequest(conn_mode=mode, queue_link=link), ntf_request=ntf)
+                 queue_request=None if modeless else QueueRequest(conn_mode=mode,
+                                                                 queue_link=link),
+                 ntf_request=ntf)
 
     def draft(self, mode: str = "M", *, link: bool = False) -> Queue:
         """Keys for a queue not created yet."""
