@@ -91,6 +91,9 @@ async def lifecycle(address: str, version: int | None) -> list[str]:
     assert (await alice.request(b"OFF", ids.recipient_id, owner.sign)).command == b"OK"
     assert (await bob.request(send_command(b"late"), ids.sender_id,
                               sender.sign)).command == b"ERR AUTH"
+    # the size is checked before the status, as deployed does (MSG-5)
+    assert (await bob.request(send_command(b"x" * (limit + 1)), ids.sender_id,
+                              sender.sign)).command == b"ERR LARGE_MSG"
 
     # delete: the subscriber (carol) is told DELD from 10, END below
     assert (await alice.request(b"DEL", ids.recipient_id, owner.sign)).command == b"OK"

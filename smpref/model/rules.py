@@ -255,9 +255,10 @@ RULES: tuple[Rule, ...] = (
          credentials=SIGNED),
     Rule("SEND.unsigned-to-secured", "SEND", "AUTH", ("MSG-1",), security=SECURED,
          credentials=NOT_VALID),
-    Rule("SEND.suspended", "SEND", "AUTH", ("ROT-3",), status=SUSPENDED),
+    # the size before the status, as deployed checks it (smp-wire §3.8, Server.hs)
     Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),
          guard=Guard.BODY_TOO_LARGE),
+    Rule("SEND.suspended", "SEND", "AUTH", ("ROT-3",), status=SUSPENDED),
     Rule("SEND.quota-held", "SEND", "QUOTA", ("MSG-6",), guard=Guard.QUOTA_HELD),
     Rule("SEND.queue-full", "SEND", "QUOTA", ("MSG-6",), guard=Guard.QUEUE_FULL,
          effect="quota-marker"),
