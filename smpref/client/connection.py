@@ -27,7 +27,7 @@ import os
 import socket
 from typing import Any
 
-from smpref.client.core import AuthKeyPair, ClientSession, Reply
+from smpref.client.core import AuthKeyPair, ClientSession, Reply, deployed_new
 from smpref.crypto.primitives import secretbox_open
 from smpref.crypto.randomness import Random
 from smpref.errors import (
@@ -47,9 +47,9 @@ from smpref.transport.versions import SMPREF_VERSION, Negotiated, client_alpn
 from smpref.wire.blocks import unpad
 from smpref.wire.deployed import DeployedMessageBody
 from smpref.wire.dialects import Dialect
-from smpref.wire.messages import MSG, NEW, ConnectionMode, DeployedNEW, QueueReqData
+from smpref.wire.messages import MSG, NEW, DeployedNEW
 from smpref.wire.structs import Message
-from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES, SHORT_LINKS
+from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SHORT_LINKS
 
 __all__ = ["SmpClient", "at_version", "is_deployed_only", "is_seed_specific",
            "open_deployed_message"]
@@ -77,18 +77,10 @@ def at_version(message: Message, version: int) -> Message:
             queueReqData below 15 or notifier credentials below 17.
     """
     if isinstance(message, NEW) and not is_seed_specific(message):
-        mode = message.queue_request.conn_mode if message.queue_request else None
-        if mode is not None and version < SENDER_SECURES:
-            raise UnsupportedError(f"NEW has no queue mode at version {version} (9+): send "
-                                   "it without a QueueRequest")
-        invitation = mode is ConnectionMode.Invitation
-        message = DeployedNEW(
-            rcv_auth_key=message.rcv_auth_key, rcv_dh_key=message.rcv_dh_key,
+        return deployed_new(
+            version, rcv_auth_key=message.rcv_auth_key, rcv_dh_key=message.rcv_dh_key,
             basic_auth=message.basic_auth, sub_mode=message.sub_mode,
-            snd_secure=invitation if SENDER_SECURES <= version < SHORT_LINKS else None,
-            queue_req_data=None if mode is None or version < SHORT_LINKS else (
-                QueueReqData.M(link=None) if invitation else QueueReqData.C(link=None)),
-            ntf_creds=None)
+            mode=message.queue_request.conn_mode if message.queue_request else None)
     if isinstance(message, DeployedNEW) and version < NOTIFIER_CREDENTIALS \
             and message.ntf_creds is not None:
         raise UnsupportedError(f"NEW has no notifier credentials at version {version} (17+)")

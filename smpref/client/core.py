@@ -17,7 +17,7 @@ from smpref.crypto.link_keys import link_id, link_public_key
 from smpref.crypto.primitives import box_key, ed25519_public, secretbox_open, x25519_public
 from smpref.crypto.randomness import Random
 from smpref.crypto.ratchet import ClientRatchet, Received
-from smpref.errors import BlockError, CryptoError, WireError
+from smpref.errors import BlockError, CryptoError, UnsupportedError, WireError
 from smpref.wire.blocks import unpad
 from smpref.wire.dialects import Dialect
 from smpref.wire.keys import KeyAlgorithm, PublicKey
@@ -25,18 +25,23 @@ from smpref.wire.messages import (
     ERR,
     IDS,
     MSG,
+    ConnectionMode,
+    DeployedNEW,
     LinkBlob,
     LinkData,
     LinkPart,
     LinkPartPriority,
+    NewNtfCreds,
     OptionalLinkData,
     QueueLink,
+    QueueReqData,
     RcvMessage,
+    SubscriptionMode,
 )
 from smpref.wire.schema import decode_message, decode_struct, encode_message, render_error
 from smpref.wire.structs import Message, Response
-from smpref.wire.transmission import Transmission, authorized_bytes
-from smpref.wire.version_history import IMPLIED_SESSION
+from smpref.wire.transmission import Transmission, authorized_bytes, transmission_at
+from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES, SHORT_LINKS
 
 #: how many opened message IDs an owner remembers (at least a full queue's worth)
 OPENED_MEMORY = 1024
@@ -134,6 +139,31 @@ def read_link_blob(link: LinkKeys, blob: LinkBlob) -> tuple[LinkData, list[Optio
     return mandatory, optional
 
 
+def deployed_new(version: int, *, rcv_auth_key: PublicKey, rcv_dh_key: PublicKey,
+                 basic_auth: bytes | None, sub_mode: SubscriptionMode,
+                 mode: ConnectionMode | None, ntf_creds: NewNtfCreds | None = None
+                 ) -> DeployedNEW:
+    """Deployed NEW as a client at ``version`` writes it (DEP-12): the queue's mode in
+    queueReqData from 15 and in the sndSecure flag from 9 to 14, without link data.
+
+    Raises:
+        UnsupportedError: the version's NEW cannot say it: a mode below 9 (a queue created
+            there has none, DIV-39), notifier credentials below 17.
+    """
+    if mode is not None and version < SENDER_SECURES:
+        raise UnsupportedError(f"NEW has no queue mode at version {version} (9+): send it "
+                               "without one")
+    if ntf_creds is not None and version < NOTIFIER_CREDENTIALS:
+        raise UnsupportedError(f"NEW has no notifier credentials at version {version} (17+)")
+    invitation = mode is ConnectionMode.Invitation
+    return DeployedNEW(
+        rcv_auth_key=rcv_auth_key, rcv_dh_key=rcv_dh_key, basic_auth=basic_auth,
+        sub_mode=sub_mode, ntf_creds=ntf_creds,
+        snd_secure=invitation if mode is not None and version < SHORT_LINKS else None,
+        queue_req_data=None if mode is None or version < SHORT_LINKS else (
+            QueueReqData.M(link=None) if invitation else QueueReqData.C(link=None)))
+
+
 @dataclass
 class ClientSession:
     """A client's view of one connection: its session ID and the server's session key."""
@@ -163,10 +193,8 @@ class ClientSession:
         if key is not None:
             signed = authorized_bytes(self.session_id, corr, entity_id, body)
             authorization = key.authorize(signed, corr, self.server_session_public)
-        session = self.session_id if self.version is not None and \
-            self.version < IMPLIED_SESSION else None
-        return corr, Transmission(authorization, corr, entity_id, body,
-                                  session_id=session).encode(self.version)
+        return corr, transmission_at(self.version, self.session_id,
+                                     Transmission(authorization, corr, entity_id, body))
 
     def open_link(self, link: LinkKeys, corr_id: bytes, sealed: bytes) -> QueueLink:
         """Open a LINK response and check its link ID (LINK-9, LINK-10)."""

@@ -40,8 +40,7 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.structs import Command, Response
-from smpref.wire.transmission import Transmission
-from smpref.wire.version_history import IMPLIED_SESSION
+from smpref.wire.transmission import Transmission, transmission_at
 
 R = TypeVar("R", bound=Response)
 
@@ -321,11 +320,8 @@ class Context:
                          entity_id: bytes, command: bytes) -> bytes:
         """A transmission built by hand, in the layout of the client's version (below 7 it
         names the session; below 16 no service signature follows an authorization)."""
-        version = client.session.version
-        session = client.session_id if version is not None and version < IMPLIED_SESSION \
-            else None
-        return Transmission(authorization, corr_id, entity_id, command,
-                            session_id=session).encode(version)
+        return transmission_at(client.session.version, client.session_id,
+                               Transmission(authorization, corr_id, entity_id, command))
 
     def block(self, client: SmpClient, content: bytes) -> bytes:
         """A block's bytes as the client's connection frames it: encrypted with its send

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from smpref.crypto import ratchet
 from smpref.crypto.primitives import x25519_public
@@ -51,8 +51,8 @@ from smpref.wire.messages import (
     ServerNtfCreds,
     SubscriptionMode,
 )
+from smpref.wire.schema import MessageCodec
 from smpref.wire.structs import Command, Response
-from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES, SHORT_LINKS
 
 C = TypeVar("C", bound=Command)
 Effect = Callable[[Step[Command]], list[Outgoing]]
@@ -147,15 +147,14 @@ def ids_at(version: int | None, ids: IDS) -> IDS:
     server reports it (smp-wire §3.7, DEP-12): below 15 no mode and no link ID, but from 9 to
     14 whether the sender can secure the queue (a messaging queue); below 16 no service ID,
     below 17 no notifier credentials (a NEW below 17 cannot ask for them)."""
-    if version is None or version >= NOTIFIER_CREDENTIALS:
+    if version is None:
         return ids
-    return replace(
-        ids,
-        sender_can_secure=(ids.queue_mode is ConnectionMode.Invitation
-                           if SENDER_SECURES <= version < SHORT_LINKS else None),
-        queue_mode=ids.queue_mode if version >= SHORT_LINKS else None,
-        link_id=ids.link_id if version >= SHORT_LINKS else None,
-        service_id=None, server_ntf_creds=None)
+    layout = cast(MessageCodec, IDS.CODEC).at(version)  # which fields are in spec/commands
+    told: dict[str, Any] = {f.attr: None for f in layout.fields
+                            if f.attr not in layout.version_items}
+    if "sender_can_secure" in layout.version_items:
+        told["sender_can_secure"] = ids.queue_mode is ConnectionMode.Invitation
+    return replace(ids, **told)
 
 
 def _link_rule(queue: QueueRecord) -> tuple[str, ...]:

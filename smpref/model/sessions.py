@@ -8,8 +8,7 @@ from smpref.model.states import SessionMode
 from smpref.wire.dialects import Dialect
 from smpref.wire.schema import encode_message
 from smpref.wire.structs import Response
-from smpref.wire.transmission import Transmission
-from smpref.wire.version_history import IMPLIED_SESSION
+from smpref.wire.transmission import Transmission, transmission_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,15 +20,13 @@ class Outgoing:
     entity_id: bytes
     message: Response
 
-    def transmission(self, version: int | None = None) -> Transmission:
-        """The transmission in the layouts of ``version`` (None: the current ones): below 7
-        it carries the session ID (smp-wire §3.2)."""
-        session = self.session_id if version is not None and version < IMPLIED_SESSION else None
-        return Transmission(b"", self.corr_id, self.entity_id,
-                            encode_message(self.message, version), session_id=session)
+    def transmission(self) -> Transmission:
+        return Transmission(b"", self.corr_id, self.entity_id, self.message.encode())
 
     def encode(self, version: int | None = None) -> bytes:
-        return self.transmission(version).encode(version)
+        """The transmission in the layouts of ``version`` (None: the current ones)."""
+        return transmission_at(version, self.session_id, Transmission(
+            b"", self.corr_id, self.entity_id, encode_message(self.message, version)))
 
 
 @dataclass

@@ -470,7 +470,7 @@ class SmpServer:
                     out.session_id == origin.session_id else self.connections.get(out.session_id)
             target = targets[out.session_id]
             by_session.setdefault(out.session_id, []).append(
-                _encode(out, target.version if target is not None else None))
+                out.encode(target.version if target is not None else None))
         if self.trace.active:
             for session, transmissions in by_session.items():
                 target = targets[session]
@@ -547,8 +547,3 @@ def sni_reason(sni: str, alpn: str | None) -> str:
             "credentials gives it, and serves only HTTPS there"
             + (f"; ALPN {alpn!r} was selected" if alpn else "; no ALPN was selected")
             + ": connect without SNI (server_hostname None) to speak SMP")
-
-
-def _encode(out: Outgoing, version: int | None) -> bytes:
-    """A transmission's bytes for its connection, in the layouts of its version (DEP-12)."""
-    return out.encode(version)

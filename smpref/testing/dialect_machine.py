@@ -39,7 +39,7 @@ from hypothesis.stateful import (
 )
 
 from smpref.client.connection import open_deployed_message
-from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply
+from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply, deployed_new
 from smpref.crypto.primitives import box_key
 from smpref.model.config import DAY, ServerConfig
 from smpref.testing.determinism import same_draws_everywhere
@@ -62,12 +62,9 @@ from smpref.wire.messages import (
     SKEY,
     SUB,
     ConnectionMode,
-    DeployedNEW,
     MsgFlags,
     NewNtfCreds,
     NtfRequest,
-    QueueReqData_C,
-    QueueReqData_M,
     QueueRequest,
     RecordKind,
     SubscriptionMode,
@@ -276,11 +273,9 @@ class DialectMachine(RuleBasedStateMachine):
                                               ntf_auth_key=ntf.public,
                                               rcv_ntf_dh_key=ntf_dh.public) if ntf else None)
         at = 18 if version is None else version  # None: the newest layouts
-        deployed_new = DeployedNEW(
-            rcv_auth_key=auth.public, rcv_dh_key=dh.public, basic_auth=None, sub_mode=sub,
-            snd_secure=not contact if 9 <= at < 15 else None,
-            queue_req_data=(QueueReqData_C(link=None) if contact else QueueReqData_M(link=None))
-            if at >= 15 else None,
+        deployed = deployed_new(
+            at, rcv_auth_key=auth.public, rcv_dh_key=dh.public, basic_auth=None, sub_mode=sub,
+            mode=mode if at >= SENDER_SECURES else None,
             ntf_creds=NewNtfCreds(ntf_auth_key=ntf.public, rcv_ntf_dh_key=ntf_dh.public)
             if ntf else None)
         for side in self.sides:
@@ -288,7 +283,7 @@ class DialectMachine(RuleBasedStateMachine):
         expected = self.oracle.new(s, contact=contact, subscribe=subscribe, notifier=notifier)
         self.sync_modes()
         q = len(self.oracle.queues) - 1
-        for side, message in zip(self.sides, (seed_new, deployed_new), strict=True):
+        for side, message in zip(self.sides, (seed_new, deployed), strict=True):
             replies = side.connections[s].send(message, b"", auth)
             ids = replies[0].message
             assert isinstance(ids, IDS), (side.dialect, replies[0].tag)

@@ -21,7 +21,6 @@ from smpref.wire.type_codecs import (
     BytesCodec,
     Codec,
     EnumCodec,
-    FlaggedCodec,
     FramedCodec,
     IntCodec,
     KeyCodec,
@@ -80,8 +79,6 @@ def _strategy(codec: Codec, max_bytes: int) -> st.SearchStrategy[Any]:
         # ErrorType) then shrinks towards the simple variants.
         variants = sorted(codec.variants.values(), key=lambda v: len(v.fields))
         return st.deferred(lambda: st.one_of([_strategy(v, max_bytes) for v in variants]))
-    if isinstance(codec, FlaggedCodec):
-        return st.none() | _strategy(codec.inner, max_bytes)
     if isinstance(codec, MessageCodec):
         # the layout's own fields; those other versions' layouts have are absent (None)
         return st.builds(codec.cls, **{

@@ -79,6 +79,7 @@ class MessageCodec(StructCodec):
         self.layouts: dict[int, MessageCodec] = {}
         #: (attr, name, in this layout, optional there) of each field some layout lacks
         self._versioned_fields: list[tuple[str, str, bool, bool]] = []
+        self._lacks: tuple[str, ...] = ()
         self.version_items: set[str] = set()
 
     def _prefix(self, has_fields: bool) -> bytes:
@@ -88,68 +89,40 @@ class MessageCodec(StructCodec):
         return bytes(prefix)
 
     def bind(self, items: list[FieldSpec | bytes], cls: type[Struct]) -> None:
+        fields = _unique(items)  # every attribute, for JSON and validation
+        versioned = frozenset(f.attr for f in fields if any(
+            isinstance(i, FieldSpec) and i.attr == f.attr and not i.versions.everywhere
+            for i in items))
+        self.layouts = {first: self._layout(items, cls, first, fields, versioned)
+                        for first in self.definition.layout_versions}
+        self._bind_layout(items, cls, CURRENT_VERSION, fields, versioned)
+
+    def _layout(self, items: list[FieldSpec | bytes], cls: type[Struct], version: int,
+                fields: list[FieldSpec], versioned: frozenset[str]) -> MessageCodec:
+        layout = MessageCodec(self.definition)
+        layout._bind_layout(items, cls, version, fields, versioned)
+        return layout
+
+    def _bind_layout(self, items: list[FieldSpec | bytes], cls: type[Struct], version: int,
+                     fields: list[FieldSpec], versioned: frozenset[str]) -> None:
+        """Bind the items of the layout at ``version``; ``fields`` are every layout's."""
         super().bind([i for i in items if not isinstance(i, FieldSpec)
-                      or CURRENT_VERSION in i.versions], cls)
-        self.fields = _unique(items)  # every attribute, for JSON and validation
-        self._attrs = tuple(f.attr for f in self.fields)
-        self.layouts = {}
-        for first in self.definition.layout_versions:
-            layout = MessageCodec.__new__(MessageCodec)
-            layout.__dict__.update(self.__dict__)
-            StructCodec.bind(layout, [i for i in items if not isinstance(i, FieldSpec)
-                                      or first in i.versions], cls)
-            layout.fields = self.fields
-            layout.version_items = {i.attr for i in layout.items if isinstance(i, FieldSpec)}
-            layout.prefix = self._prefix(bool(layout.items))
-            self.layouts[first] = layout
-        self.version_items = {i.attr for i in self.items if isinstance(i, FieldSpec)}
-        for layout in (self, *self.layouts.values()):
-            specs = {i.attr: i for i in layout.items if isinstance(i, FieldSpec)}
-            layout._versioned_fields = [
-                (f.attr, f.name, f.attr in specs,
-                 f.attr in specs and isinstance(specs[f.attr].codec, MaybeCodec | FlaggedCodec))
-                for f in self.fields if self._versioned(f.attr)]
-
-    def validate_fields(self, value: Struct) -> None:
-        """As a struct's, but a field some layouts lack may be None (absent)."""
-        for f in self.fields:
-            field_value = getattr(value, f.attr)
-            if field_value is None and self._versioned(f.attr):
-                continue
-            try:
-                f.codec.validate(field_value)
-            except WireError as exc:
-                raise exc.within(f.name) from None
-
-    def _versioned(self, attr: str) -> bool:
-        """Whether some layout lacks the field (so that None means absent)."""
-        return not all(attr in layout.version_items for layout in self.layouts.values())
+                      or version in i.versions], cls)
+        specs = {i.attr: i for i in self.items if isinstance(i, FieldSpec)}
+        self.fields, self._attrs, self.absent_ok = fields, tuple(f.attr for f in fields), versioned
+        self.version_items = set(specs)
+        self.prefix = self._prefix(bool(self.items))
+        #: what this layout lacks (read as None), and the checks of a versioned field on write
+        self._lacks = tuple(attr for attr in versioned if attr not in specs)
+        self._versioned_fields = [
+            (f.attr, f.name, f.attr in specs,
+             f.attr in specs and isinstance(specs[f.attr].codec, MaybeCodec))
+            for f in fields if f.attr in versioned]
 
     def to_json(self, value: Struct) -> Json:
         """The fields of the current layout, and any other layout's field that has a value."""
         return {f.name: f.codec.to_json(getattr(value, f.attr)) for f in self.fields
                 if f.attr in self.version_items or getattr(value, f.attr) is not None}
-
-    def from_json(self, data: Json) -> Struct:
-        """As a struct's, but a field some layouts lack may be left out or null (absent)."""
-        if not isinstance(data, dict):
-            raise BadValueError(f"{self.type_name} must be a JSON object")
-        unknown = sorted(set(data) - {f.name for f in self.fields})
-        if unknown:
-            raise BadValueError(f"{self.type_name} has no field {unknown[0]!r}")
-        kwargs: dict[str, object] = {}
-        for f in self.fields:
-            optional = isinstance(f.codec, MaybeCodec | FlaggedCodec)
-            if data.get(f.name) is None and self._versioned(f.attr):
-                kwargs[f.attr] = None
-                continue
-            if f.name not in data and not optional:
-                raise BadValueError(f"{self.type_name} needs field {f.name!r}")
-            try:
-                kwargs[f.attr] = f.codec.from_json(data.get(f.name))
-            except WireError as exc:
-                raise exc.within(f.name) from None
-        return self.cls(**kwargs)
 
     def at(self, version: int | None) -> MessageCodec:
         """The codec of this message's layout at ``version`` (None: the current one)."""
@@ -159,9 +132,8 @@ class MessageCodec(StructCodec):
 
     def read(self, r: Reader) -> Struct:
         value = super().read(r)
-        for f in self.fields:
-            if f.attr not in self.version_items:
-                object.__setattr__(value, f.attr, None)  # not in this version's layout
+        for attr in self._lacks:
+            object.__setattr__(value, attr, None)  # not in this version's layout
         return value
 
     def write(self, w: Writer, value: Struct) -> None:

@@ -11,7 +11,7 @@ layout. The credential rule of each command
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from smpref.errors import (
@@ -150,6 +150,18 @@ class Transmission:
     def authorized_bytes(self, session_id: bytes) -> bytes:
         """The bytes a signature or authenticator covers (smp-wire §3.3)."""
         return authorized_bytes(session_id, self.corr_id, self.entity_id, self.command)
+
+
+def transmission_at(version: int | None, session_id: bytes, tx: Transmission) -> bytes:
+    """The bytes of ``tx`` on a session at ``version`` (None: the current layout): the
+    session ID goes in only below 7 (smp-wire §3.2).
+
+    Raises:
+        BadValueError: as :meth:`Transmission.encode`.
+    """
+    if version is not None and version < IMPLIED_SESSION:
+        tx = replace(tx, session_id=session_id)
+    return tx.encode(version)
 
 
 def authorized_bytes(session_id: bytes, corr_id: bytes, entity_id: bytes, command: bytes) -> bytes:

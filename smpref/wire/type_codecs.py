@@ -274,13 +274,13 @@ class MaybeCodec(Codec):
         return None if data is None else self.inner.from_json(data)
 
 
-class FlaggedCodec(Codec):
+class FlaggedCodec(MaybeCodec):
     """Flagged(T, "A"): T after the flag byte, or nothing at all. The value is there when the
     next byte is the flag, as deployed NEW's ``['A' ss(auth)]`` below version 9, whose next
-    field (subMode, 'S' or 'C') can never start with it."""
+    field (subMode, 'S' or 'C') can never start with it. Otherwise a Maybe: absent is None."""
 
     def __init__(self, inner: Codec, flag: bytes) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.flag = flag
         self.type_name = f"Flagged({inner.type_name}, {flag.decode()!r})"
 
@@ -294,16 +294,6 @@ class FlaggedCodec(Codec):
         if value is not None:
             w.raw(self.flag)
             self.inner.write(w, value)
-
-    def validate(self, value: Any) -> None:
-        if value is not None:
-            self.inner.validate(value)
-
-    def to_json(self, value: Any) -> Json:
-        return None if value is None else self.inner.to_json(value)
-
-    def from_json(self, data: Json) -> Any:
-        return None if data is None else self.inner.from_json(data)
 
 
 class FramedCodec(Codec):
@@ -444,15 +434,13 @@ class StructCodec(Codec):
         self.items: list[FieldSpec | bytes] = []
         self.fields: list[FieldSpec] = []
         self.cls: type[Struct] = Struct
+        #: fields that may be None whatever their type: those only some versions' layouts
+        #: have (messages only, spec/notation.md)
+        self.absent_ok: frozenset[str] = frozenset()
 
     def bind(self, items: list[FieldSpec | bytes], cls: type[Struct]) -> None:
         self.items = items
-        # one per attribute: a versioned name has a spec per layout, the first stands for it
-        first: dict[str, FieldSpec] = {}
-        for item in items:
-            if isinstance(item, FieldSpec):
-                first.setdefault(item.attr, item)
-        self.fields = list(first.values())
+        self.fields = [i for i in items if isinstance(i, FieldSpec)]
         self.cls = cls
         self._attrs = tuple(f.attr for f in self.fields)
 
@@ -490,8 +478,11 @@ class StructCodec(Codec):
 
     def validate_fields(self, value: Struct) -> None:
         for f in self.fields:
+            field_value = getattr(value, f.attr)
+            if field_value is None and f.attr in self.absent_ok:
+                continue
             try:
-                f.codec.validate(getattr(value, f.attr))
+                f.codec.validate(field_value)
             except WireError as exc:
                 raise exc.within(f.name) from None
 
@@ -508,8 +499,11 @@ class StructCodec(Codec):
         unknown = sorted(set(data) - names)
         if unknown:
             raise BadValueError(f"{self.type_name} has no field {unknown[0]!r}")
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         for f in self.fields:
+            if data.get(f.name) is None and f.attr in self.absent_ok:
+                kwargs[f.attr] = None  # a field another version's layout has
+                continue
             if f.name not in data and not isinstance(f.codec, MaybeCodec):
                 raise BadValueError(f"{self.type_name} needs field {f.name!r}")
             try:

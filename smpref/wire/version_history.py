@@ -2,7 +2,8 @@
 
 One table, so that every layer asks the same question the same way ("does this version have
 X?") and the answer comes from one line. Command and response layouts by version are not
-here: spec/commands.smpn declares them (``versions`` on fields, ``older`` on responses). What
+here: spec/commands.smpn declares them (``versions`` on fields, ``older`` on responses and
+error variants: NEW and IDS by version, DELD from 10, BLOCKED from 12, SOK from 16). What
 is here is what the notation does not describe: the transmission envelope, the hellos, block
 encryption and SEND's size limit.
 
@@ -27,12 +28,8 @@ IMPLIED_SESSION: Final = 7
 PROXY: Final = 8
 #: from 9: the sender may secure the queue (SKEY); NEW and IDS carry the flag
 SENDER_SECURES: Final = 9
-#: from 10: the other subscribers of a deleted queue are told DELD, not END
-DELETED_EVENT: Final = 10
 #: from 11: blocks are encrypted when the client hello carries a key
 BLOCK_ENCRYPTION: Final = 11
-#: from 12: ERR BLOCKED exists (AUTH below)
-BLOCKED_ERROR: Final = 12
 #: from 14: the client hello carries the proxy flag
 PROXY_FLAG: Final = 14
 #: from 15: short links (NEW's queueReqData, LSET, LDEL, LKEY, LGET, LNK; IDS's mode and link)
@@ -47,24 +44,6 @@ CLIENT_NOTICES: Final = 18
 
 #: every version a deployed server accepts under ALPN smp/1
 DEPLOYED: Final = tuple(range(OLDEST, NEWEST + 1))
-
-#: what each version added, for documentation and diagnostics (smp-wire §2.8)
-ADDED: Final[dict[int, str]] = {
-    6: "queues created without subscribing (the oldest version served)",
-    7: "session ID implied; crypto_box authorizations; chain and session keys in the hellos",
-    8: "proxying (PRXY, PFWD, RFWD); SEND's limit 16064",
-    9: "SKEY: the sender secures a messaging queue; NEW and IDS carry the flag",
-    10: "DELD to the other subscribers of a deleted queue (END below)",
-    11: "encrypted blocks when the client sends a key; SEND's limit 16048",
-    12: "ERR BLOCKED (AUTH below)",
-    13: "nothing: undefined in deployed code, served as 12 (DEP-13)",
-    14: "the proxy flag in the client hello",
-    15: "short links: queueReqData in NEW, link commands, IDS with mode and link ID",
-    16: "service certificates: hello service, service signatures, SOK (OK below)",
-    17: "notifier credentials in NEW and IDS",
-    18: "client notices in BLOCKED",
-}
-
 
 def message_limit(current_limit: int, version: int | None) -> int:
     """SEND's largest body at a version: deployed's ``maxMessageLength`` grows by what block

@@ -75,13 +75,12 @@ def _transmissions() -> list[Json]:
     from smpref.wire.keys import KeyAlgorithm, PublicKey
     from smpref.wire.messages import KEY, PING, SEND, MsgFlags
     from smpref.wire.schema import encode_message
-    from smpref.wire.transmission import Transmission, authorized_bytes
+    from smpref.wire.transmission import Transmission, authorized_bytes, transmission_at
 
     random = SeededRandom(b"vectors deployed transmissions")
     tests = []
     for version in TRANSMISSION_VERSIONS:
         session = random(32)
-        implied = None if version < 7 else session
         cases: list[tuple[str, Any, str]] = [
             ("SEND signed with Ed25519", SEND(flags=MsgFlags(notification=True),
                                                body=b"hello"), "Ed25519"),
@@ -106,21 +105,21 @@ def _transmissions() -> list[Json]:
                 queue_secret, server_public = random(32), x25519_public(random(32))
                 authorization = authenticator(queue_secret, server_public, corr, authorized)
                 fields.update(queueKey=queue_secret, serverSessionKey=server_public)
-            sent = Transmission(authorization, corr, entity, command,
-                                session_id=None if implied is not None else session)
+            sent = transmission_at(version, session,
+                                   Transmission(authorization, corr, entity, command))
             if authorization:
                 fields["authorization"] = authorization
             tests.append(entry(f"{comment}, version {version}",
                                ["TRANS-4", "TRANS-5", "TRANS-6", "DEP-11" if version < 7
                                 else "DEP-12"], flags=[kind], version=version,
                                sessionId=session, corrId=corr, entityId=entity, command=command,
-                               authorized=authorized, encoded=sent.encode(version), **fields))
+                               authorized=authorized, encoded=sent, **fields))
     return tests
 
 
 def _new() -> list[Json]:
-    from smpref.client.core import AuthKeyPair, DhKeyPair
-    from smpref.wire.messages import DeployedNEW, NewNtfCreds, QueueReqData, SubscriptionMode
+    from smpref.client.core import AuthKeyPair, DhKeyPair, deployed_new
+    from smpref.wire.messages import ConnectionMode, NewNtfCreds, SubscriptionMode
     from smpref.wire.schema import encode_message
 
     random = SeededRandom(b"vectors deployed NEW")
@@ -131,12 +130,11 @@ def _new() -> list[Json]:
             ntf = (AuthKeyPair.ed25519(random), DhKeyPair.generate(random)) \
                 if version >= 17 and mode == "M" else None
             invitation = mode == "M"
-            new = DeployedNEW(
-                rcv_auth_key=auth.public, rcv_dh_key=dh.public, basic_auth=password,
+            new = deployed_new(
+                version, rcv_auth_key=auth.public, rcv_dh_key=dh.public, basic_auth=password,
                 sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
-                snd_secure=invitation if 9 <= version < 15 else None,
-                queue_req_data=(QueueReqData.M(link=None) if invitation else
-                                QueueReqData.C(link=None)) if version >= 15 else None,
+                mode=None if version < 9 else
+                ConnectionMode.Invitation if invitation else ConnectionMode.Contact,
                 ntf_creds=NewNtfCreds(ntf_auth_key=ntf[0].public, rcv_ntf_dh_key=ntf[1].public)
                 if ntf else None)
             fields: dict[str, Any] = {}
