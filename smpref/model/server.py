@@ -73,10 +73,10 @@ class Server(ServerState):
         """Process one transmission received on a session (see the module docstring)."""
         session = self.sessions[session_id]
         try:  # in the layout of the session's version (DEP-12)
-            tx = Transmission.decode(data, session.version)
+            tx, sent_session = Transmission.decode_sent(data, session.version)
         except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)
             return [self._error(session_id, b"", b"", "BLOCK")]
-        if tx.session_id is not None and tx.session_id != session_id:
+        if sent_session is not None and sent_session != session_id:
             # below version 7 the transmission names its session (smp-wire §3.2)
             return [self._error(session_id, tx.corr_id, b"", "SESSION")]
         if tx.service_signature is not None:  # AUTH-4

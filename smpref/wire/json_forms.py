@@ -26,7 +26,7 @@ def transmission_to_json(data: bytes, *, base_offset: int = 0,
     layouts (None: the current ones; DEP-12); errors carry offsets relative to
     ``base_offset``."""
     try:
-        tx = Transmission.decode(data, version)
+        tx, session = Transmission.decode_sent(data, version)
     except WireError as exc:
         if exc.offset is not None:
             exc.offset += base_offset
@@ -45,7 +45,7 @@ def transmission_to_json(data: bytes, *, base_offset: int = 0,
     return {
         "authorization": tx.authorization.hex(),
         "serviceSignature": None if tx.service_signature is None else tx.service_signature.hex(),
-        **({} if tx.session_id is None else {"sessionId": tx.session_id.hex()}),
+        **({} if session is None else {"sessionId": session.hex()}),
         "corrId": tx.corr_id.hex(),
         "entityId": tx.entity_id.hex(),
         "message": message_to_json(message),
@@ -84,8 +84,7 @@ def transmission_from_json(data: Json) -> bytes:
         entity_id=_hex_field(data, "entityId"),
         command=message.encode(),
         service_signature=None if service is None else _hex_field(data, "serviceSignature"),
-        session_id=session,
-    ).encode(None if session is None else OLDEST)
+    ).encode(None if session is None else OLDEST, session)
 
 
 def decode_to_json(data: bytes, kind: str) -> Json:

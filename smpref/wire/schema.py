@@ -66,8 +66,8 @@ class MessageCodec(StructCodec):
 
     A message whose fields carry ``versions`` has one layout per range of versions
     (:meth:`at`); ``read`` and ``encode`` without a version use the current layout (the seed
-    design's, and deployed SMP's newest). A field that a version's layout lacks reads as None,
-    and must be None to be written at that version.
+    design's, and deployed SMP's newest). A field that a version's layout lacks reads as None
+    (:func:`decode_message` sets it), and must be None to be written at that version.
     """
 
     def __init__(self, definition: MessageDef) -> None:
@@ -93,8 +93,10 @@ class MessageCodec(StructCodec):
         versioned = frozenset(f.attr for f in fields if any(
             isinstance(i, FieldSpec) and i.attr == f.attr and not i.versions.everywhere
             for i in items))
+        firsts = self.definition.layout_versions
+        # one layout at every version: no table, and at() is the codec itself
         self.layouts = {first: self._layout(items, cls, first, fields, versioned)
-                        for first in self.definition.layout_versions}
+                        for first in firsts} if len(firsts) > 1 else {}
         self._bind_layout(items, cls, CURRENT_VERSION, fields, versioned)
 
     def _layout(self, items: list[FieldSpec | bytes], cls: type[Struct], version: int,
@@ -126,18 +128,13 @@ class MessageCodec(StructCodec):
 
     def at(self, version: int | None) -> MessageCodec:
         """The codec of this message's layout at ``version`` (None: the current one)."""
-        if version is None or len(self.layouts) <= 1:
+        if version is None or not self.layouts:
             return self
         return self.layouts[max(v for v in self.layouts if v <= version)]
 
-    def read(self, r: Reader) -> Struct:
-        value = super().read(r)
-        for attr in self._lacks:
-            object.__setattr__(value, attr, None)  # not in this version's layout
-        return value
-
-    def write(self, w: Writer, value: Struct) -> None:
-        # only a versioned field can be in the wrong layout: a message without one skips this
+    def _check_layout(self, value: Struct) -> None:
+        """Refuse a value this layout cannot carry: a field it lacks that has a value, or a
+        field it has that is absent (only versioned fields can be either)."""
         for attr, name, in_layout, optional in self._versioned_fields:
             present = getattr(value, attr) is not None
             if present and not in_layout:
@@ -146,11 +143,12 @@ class MessageCodec(StructCodec):
             if in_layout and not present and not optional:
                 raise BadValueError(f"{self.type_name} needs field {name} in this "
                                     "version's layout", path=name)
-        super().write(w, value)
 
     def encode(self, value: Struct) -> bytes:
+        if self._versioned_fields:  # a message without versions skips the layout check
+            self._check_layout(value)
         w = Writer(self.prefix)
-        self.write(w, value)
+        StructCodec.write(self, w, value)
         return bytes(w)
 
 
@@ -434,7 +432,8 @@ def decode_message(data: bytes, *, kind: str | None = None,
     if codec is None or (kind is not None and codec.definition.kind != kind):
         what = kind or "command or response"
         raise UnknownCommandError(f"unknown {what} tag {shown(tag[:16])}", offset=0)
-    codec = codec.at(version)
+    if version is not None and codec.layouts:
+        codec = codec.at(version)
     if not codec.items:
         if space >= 0:
             raise TrailingBytesError(f"{codec.type_name} takes no fields", offset=space)
@@ -448,6 +447,8 @@ def decode_message(data: bytes, *, kind: str | None = None,
             r.finish()
         except WireError as exc:
             raise exc.within(codec.type_name) from None
+    for attr in codec._lacks:  # empty but in a versioned message's older layouts
+        object.__setattr__(value, attr, None)  # not in this version's layout
     assert isinstance(value, Message)
     return value
 

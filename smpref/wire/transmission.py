@@ -11,7 +11,7 @@ layout. The credential rule of each command
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 from smpref.errors import (
@@ -50,8 +50,6 @@ class Transmission:
     entity_id: bytes
     command: bytes
     service_signature: bytes | None = None
-    #: the session ID the transmission carries, below version 7 only (smp-wire §3.2)
-    session_id: bytes | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.authorization, bytes) and isinstance(self.corr_id, bytes)
@@ -71,15 +69,14 @@ class Transmission:
         if self.service_signature is not None and len(self.service_signature) > 255:
             raise BadValueError("service signature must be at most 255 bytes",
                                 path="serviceSignature")
-        if self.session_id is not None and len(self.session_id) > 255:
-            raise BadValueError("sessionId must be at most 255 bytes", path="sessionId")
         if self.service_signature is not None and not self.authorization:
             raise BadValueError(
                 "a service signature needs a non-empty authorization", path="serviceSignature"
             )
 
-    def encode(self, version: int | None = None) -> bytes:
-        """The transmission in its layout at ``version`` (None: the current one, v16+).
+    def encode(self, version: int | None = None, session_id: bytes | None = None) -> bytes:
+        """The transmission in its layout at ``version`` (None: the current one, v16+), below
+        version 7 with ``session_id`` (it names its session there, smp-wire §3.2).
 
         Raises:
             BadValueError: the layout cannot carry it: below version 7 it needs the session
@@ -87,24 +84,18 @@ class Transmission:
         """
         w = Writer()
         w.short_string(self.authorization)
-        if self.authorization and (version is None or version >= SERVICES):
-            # the service signature follows only an authorization (v16+)
-            if self.service_signature is None:
-                w.nothing()
-            else:
-                w.just()
-                w.short_string(self.service_signature)
-        elif self.service_signature is not None:
-            raise BadValueError(f"version {version} has no service signature",
-                                path="serviceSignature")
-        if version is not None and version < IMPLIED_SESSION:
-            if self.session_id is None:
-                raise BadValueError(f"a transmission at version {version} carries the session "
-                                    "ID", path="sessionId")
-            w.short_string(self.session_id)
-        elif self.session_id is not None:
-            raise BadValueError("from version 7 the session ID is implied, not sent",
-                                path="sessionId")
+        if self.authorization:  # a service signature comes only after one (__post_init__)
+            if version is None or version >= SERVICES:  # from 16, a Maybe
+                if self.service_signature is None:
+                    w.nothing()
+                else:
+                    w.just()
+                    w.short_string(self.service_signature)
+            elif self.service_signature is not None:
+                raise BadValueError(f"version {version} has no service signature",
+                                    path="serviceSignature")
+        if version is not None or session_id is not None:
+            _write_session(w, version, session_id)
         w.short_string(self.corr_id)
         w.short_string(self.entity_id)
         w.raw(self.command)
@@ -113,8 +104,19 @@ class Transmission:
     @classmethod
     def decode(cls, data: bytes, version: int | None = None) -> Transmission:
         """Decode one transmission in its layout at ``version`` (None: the current one); the
-        command is the rest of the input. Below version 7 the session ID it carries is kept
-        in :attr:`session_id`: the caller compares it with the connection's (ERR SESSION).
+        command is the rest of the input. Below version 7 the session ID it names is read
+        and dropped: :meth:`decode_sent` keeps it.
+
+        Raises:
+            WireError: as :meth:`decode_sent`.
+        """
+        return cls.decode_sent(data, version)[0]
+
+    @classmethod
+    def decode_sent(cls, data: bytes, version: int | None = None
+                    ) -> tuple[Transmission, bytes | None]:
+        """The transmission and, below version 7, the session ID it names (None from 7):
+        the server compares it with the connection's (ERR SESSION).
 
         Raises:
             WireError: a short read or a bad Maybe byte; path names the part as the JSON form
@@ -145,7 +147,7 @@ class Transmission:
             entity_id = r.short_string()
         except WireError as exc:
             raise exc.within(part) from None
-        return cls(auth, corr_id, entity_id, r.rest(), service_sig, session)
+        return cls(auth, corr_id, entity_id, r.rest(), service_sig), session
 
     def authorized_bytes(self, session_id: bytes) -> bytes:
         """The bytes a signature or authenticator covers (smp-wire §3.3)."""
@@ -160,8 +162,22 @@ def transmission_at(version: int | None, session_id: bytes, tx: Transmission) ->
         BadValueError: as :meth:`Transmission.encode`.
     """
     if version is not None and version < IMPLIED_SESSION:
-        tx = replace(tx, session_id=session_id)
+        return tx.encode(version, session_id)
     return tx.encode(version)
+
+
+def _write_session(w: Writer, version: int | None, session_id: bytes | None) -> None:
+    """The session ID: sent below version 7, implied from 7 (smp-wire §3.2)."""
+    if version is not None and version < IMPLIED_SESSION:
+        if session_id is None:
+            raise BadValueError(f"a transmission at version {version} carries the session ID",
+                                path="sessionId")
+        if len(session_id) > 255:
+            raise BadValueError("sessionId must be at most 255 bytes", path="sessionId")
+        w.short_string(session_id)
+    elif session_id is not None:
+        raise BadValueError("from version 7 the session ID is implied, not sent",
+                            path="sessionId")
 
 
 def authorized_bytes(session_id: bytes, corr_id: bytes, entity_id: bytes, command: bytes) -> bytes:
