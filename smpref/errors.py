@@ -321,7 +321,15 @@ class ConnectionClosedError(SmprefError):
 
 
 class ClientError(SmprefError):
-    """A client's connection failed: TLS, identity, handshake, or the server closed it."""
+    """A client's connection failed: TLS, identity, handshake, or the server closed it.
+
+    ``broker`` is deployed's BrokerErrorType for the failure (``NETWORK``, ``TIMEOUT``,
+    ``TRANSPORT HANDSHAKE IDENTITY``, ...): what a proxy reports about a relay it could not
+    reach (DEP-15)."""
+
+    def __init__(self, message: str, *, broker: str = "NETWORK") -> None:
+        super().__init__(message)
+        self.broker = broker
 
 
 class UnsupportedError(ClientError):

@@ -28,16 +28,19 @@ def test_server_and_client_chains_interlock() -> None:
 
 
 @req("TRANS-10")
-def test_tampered_and_reordered_blocks_are_rejected_without_advancing() -> None:
+def test_tampered_and_reordered_blocks_are_rejected_and_the_chain_moves_on() -> None:
+    """A receiver advances its chain for every whole block it reads, as deployed's does
+    (DEP-9): after a block that does not decrypt, the next block the sender made decrypts."""
     sender, receiver = BlockChain(b"k" * 32), BlockChain(b"k" * 32)
-    first, second = sender.encrypt(b"\x01\x00\x01a"), sender.encrypt(b"\x01\x00\x01b")
+    first, second, third = (sender.encrypt(b"\x01\x00\x01" + c) for c in (b"a", b"b", b"c"))
     with pytest.raises(BlockError):
-        receiver.decrypt(second)  # reordered
-    tampered = bytearray(first)
+        receiver.decrypt(second)  # reordered: read with the first block's key
+    assert receiver.decrypt(second) == b"\x01\x00\x01b"  # the second key now
+    tampered = bytearray(third)
     tampered[-1] ^= 1
+    with pytest.raises(BlockError):
+        receiver.decrypt(first[:-1])  # not a whole block: no key is spent
     with pytest.raises(BlockError):
         receiver.decrypt(bytes(tampered))
     with pytest.raises(BlockError):
-        receiver.decrypt(first[:-1])
-    assert receiver.decrypt(first) == b"\x01\x00\x01a"
-    assert receiver.decrypt(second) == b"\x01\x00\x01b"
+        receiver.decrypt(third)  # its key was spent on the tampered copy

@@ -180,11 +180,13 @@ def test_notifications_with_nkey_and_with_new(tmp_path: Path) -> None:
         meta = Box(notifier.dh, PublicKey(server_ntf[12:])).decrypt(sealed, nonce)
         meta = meta[2:2 + struct.unpack(">H", meta[:2])[0]]
         assert meta[:25] == ss(msg.msg_id) and struct.unpack(">q", meta[25:])[0] == msg.timestamp
-        # NKEY again replaces the credentials: the old notifier ID is gone, its subscriber ends
+        # NKEY again replaces the credentials: the old notifier ID is gone, and its subscriber
+        # on another connection gets DELD (DEP-6)
         again = await alice.request(b"NKEY " + ss(notifier.auth_spki) + ss(notifier.dh_spki),
                                     ids.recipient_id, owner.sign)
         assert again.tag == "NID" and Parser(again.body).ss() != nid
-        assert (await ntf.event()).command == b"END"
+        ended = await ntf.event()
+        assert ended.command == b"DELD" and ended.entity_id == nid
         assert (await ntf.request(b"NSUB", nid, notifier.sign)).command == b"ERR AUTH"
         assert (await alice.request(b"NDEL", ids.recipient_id, owner.sign)).command == b"OK"
         # NEW with notifier credentials: the server chooses the notifier ID and says it in IDS
@@ -217,8 +219,7 @@ def test_credential_errors_and_what_is_not_served(tmp_path: Path) -> None:
             "302a300506032b656e032100") + bytes(32)) + b"0S1M00"
         assert (await c.request(low_order, key=weak.sign)).command == b"ERR CMD SYNTAX"
         # deployed commands smpref does not serve, and seed-only tags, are unknown here
-        for tag in (b"PRXY", b"PFWD", b"RFWD", b"SUBS", b"NSUBS", b"RKEY", b"QUE", b"COUNT",
-                    b"LINK"):
+        for tag in (b"SUBS", b"NSUBS", b"RKEY", b"QUE", b"COUNT", b"LINK"):
             reply = await c.request(tag, ids.recipient_id, owner.sign)
             assert reply.command == b"ERR CMD UNKNOWN", (tag, reply.command)
         # a service signature (v16 service certificates) is refused with ERR SERVICE

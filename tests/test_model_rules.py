@@ -388,7 +388,7 @@ def test_a_repeated_sub_forgets_a_record_another_session_acknowledged(lb: Loopba
     assert error_of(q.cmd(ACK(msg_id=record), subscriber)[0]) == "NO_MSG"
 
 
-@req("ROT-3", "ROT-4", "MSG-8", "CMD-21", "DIV-19", "DIV-21")
+@req("ROT-3", "ROT-4", "MSG-8", "CMD-21", "DIV-19", "DIV-21", "DIV-48")
 def test_off_count_last_flag_and_del(lb: Loopback) -> None:
     conn, sender, watcher = lb.connect(), lb.connect(), lb.connect()
     q = create(lb, conn)
@@ -545,7 +545,7 @@ def test_stored_records_never_hold_the_plaintext(lb: Loopback) -> None:
     assert drain(q) == [secret]
 
 
-@req("QUEUE-4", "QUEUE-3", "DIV-9")
+@req("QUEUE-4", "QUEUE-3", "DIV-9", "DIV-45")
 def test_one_id_space_across_roles(lb: Loopback) -> None:
     conn = lb.connect()
     first = create(lb, conn)

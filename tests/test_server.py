@@ -162,7 +162,7 @@ def test_each_protocol_refuses_the_other_ones_commands_before_sending(tmp_path: 
     asyncio.run(main())
 
 
-@req("TRANS-1")
+@req("TRANS-1", "DIV-47")
 def test_a_client_without_smp_alpn_or_tls13_is_refused(tmp_path: Path) -> None:
     async def main() -> None:
         async with embedded(tmp_path) as server:
@@ -301,6 +301,25 @@ def test_the_client_example_in_the_docs_runs(tmp_path: Path, capsys: pytest.Capt
             await namespace["main"](server.address)  # type: ignore[operator]
     asyncio.run(outer())
     assert capsys.readouterr().out.splitlines() == ["PONG", "[b'hello']"]
+
+
+@req("DEP-14", "DEP-15")
+def test_the_private_routing_example_in_the_docs_runs(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "server.md").read_text()
+    section = page[page.index("## Private message routing"):]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert code is not None
+    namespace: dict[str, object] = {}
+    exec(compile(code.group(1), "docs/server.md", "exec"), namespace)
+
+    async def outer() -> None:
+        async with embedded(tmp_path / "own") as own, embedded(tmp_path / "queue") as queue:
+            await namespace["route"](own.address, queue.address)  # type: ignore[operator]
+    asyncio.run(outer())
+    assert capsys.readouterr().out.splitlines() == ["OK MSG"]
 
 
 def test_a_model_exception_ends_one_connection_only(tmp_path: Path,

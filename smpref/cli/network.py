@@ -72,6 +72,9 @@ def _bind_host(host: str, option: str) -> str:
                    "so it holds printable ASCII other than space, '@', ':' and '/' (URI-3).")
 @click.option("--no-sync", is_flag=True,
               help="Do not fsync commits (benchmarks only: an OK is then not durable).")
+@click.option("--no-proxy", is_flag=True,
+              help="Do not proxy private message routing: PRXY gets ERR PROXY BASIC_AUTH "
+                   "(DEP-15). Relaying RFWD from other proxies stays on (DEP-14).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True,
               help="Events are JSON lines on stderr; debug adds every transmission, decoded.")
@@ -80,8 +83,8 @@ def _bind_host(host: str, option: str) -> str:
                    "(docs/client-testing.md).")
 def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PLR0917
           max_connections: int, sweep_interval: float, drain_timeout: float, no_pages: bool,
-          password: str | None, no_sync: bool, log_level: str, trace_path: Path | None
-          ) -> None:
+          password: str | None, no_sync: bool, no_proxy: bool, log_level: str,
+          trace_path: Path | None) -> None:
     """Run an SMP server over TLS: the reference model over the journal store.
 
     Prints the server's address (smp://<keyHash>@host:port) on stdout once it listens.
@@ -111,6 +114,7 @@ def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PL
                          max_connections=max_connections, sweep_interval=sweep_interval,
                          drain_timeout=drain_timeout,
                          pages=not no_pages, store_sync=not no_sync, trace=trace_path,
+                         proxy=not no_proxy,
                          model=ServerConfig(basic_auth=password.encode() if password else None))
     code = asyncio.run(_serve(folder, config))
     if code == EXIT_FAILED:

@@ -28,6 +28,13 @@ import socket
 from typing import Any
 
 from smpref.client.core import AuthKeyPair, ClientSession, Reply, deployed_new
+from smpref.client.proxied import (
+    ProxiedRelay,
+    accept_pkey,
+    open_pres,
+    proxied_request,
+    relay_server,
+)
 from smpref.crypto.primitives import secretbox_open
 from smpref.crypto.randomness import Random
 from smpref.errors import (
@@ -47,7 +54,14 @@ from smpref.transport.versions import SMPREF_VERSION, Negotiated, client_alpn
 from smpref.wire.blocks import unpad
 from smpref.wire.deployed import DeployedMessageBody
 from smpref.wire.dialects import Dialect
-from smpref.wire.messages import MSG, NEW, DeployedNEW
+from smpref.wire.messages import (
+    MSG,
+    NEW,
+    DeployedNEW,
+    DeployedPKEY,
+    DeployedPRES,
+    DeployedPRXY,
+)
 from smpref.wire.structs import Message
 from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SHORT_LINKS
 
@@ -118,21 +132,22 @@ class SmpClient:
     async def connect(cls, address: str | ServerAddress, *, random: Random = os.urandom,
                       timeout: float = 15.0, host: str | None = None,
                       sock: socket.socket | None = None,
-                      version: int | None = None) -> SmpClient:
+                      version: int | None = None, proxy: bool = False) -> SmpClient:
         """Connect, check the identity and run the handshake.
 
         ``host`` overrides which of the address's hosts to dial (the first by default);
         ``sock`` is an already connected socket to use instead (for tuned buffers);
         ``version`` forces a deployed version (ALPN ``smp/1`` only, TRANS-11) or, as
         :data:`~smpref.transport.versions.SMPREF_VERSION`, the seed design; by default the
-        client offers both, the seed design first.
+        client offers both, the seed design first. ``proxy`` connects as a proxy connects to a
+        relay (DEP-15): deployed SMP only, the proxy flag in the hello, no encrypted blocks.
 
         Raises:
             ClientError: naming what failed (connection, TLS, identity, version).
         """
         server = parse_server_address(address) if isinstance(address, str) else address
         target = host or server.hosts[0]
-        dialect = None if version is None else (
+        dialect = Dialect.DEPLOYED if proxy else None if version is None else (
             Dialect.SEED if version == SMPREF_VERSION else Dialect.DEPLOYED)
         try:
             endpoint: dict[str, Any] = {"sock": sock} if sock is not None else {
@@ -144,7 +159,7 @@ class SmpClient:
         except TimeoutError:
             raise ClientError(f"cannot connect to {target}:{server.effective_port}: no TLS "
                               f"handshake within {timeout:g} s (is an SMP server listening "
-                              "there?)") from None
+                              "there?)", broker="TIMEOUT") from None
         except OSError as exc:
             raise ClientError(f"cannot connect to {target}:{server.effective_port}: "
                               f"{_reason(exc)}") from None
@@ -156,14 +171,15 @@ class SmpClient:
             async with asyncio.timeout(timeout):
                 connected = await connect(stream, server.key_hash, session, leaf, random,
                                           alpn=ssl_object.selected_alpn_protocol(),
-                                          version=version)
+                                          version=version, proxy=proxy)
         except HandshakeFailedError as exc:
             await stream.close()
-            raise ClientError(f"handshake with {target}: {exc}") from None
+            raise ClientError(f"handshake with {target}: {exc}",
+                              broker=f"TRANSPORT {exc.error}") from None
         except TimeoutError:
             await stream.close()
             raise ClientError(f"handshake with {target} failed: no SMP hello within "
-                              f"{timeout:g} s") from None
+                              f"{timeout:g} s", broker="TIMEOUT") from None
         except (ConnectionClosedError, BlockError, OSError) as exc:
             await stream.close()
             raise ClientError(f"handshake with {target} failed: {_reason(exc)}") from None
@@ -227,6 +243,41 @@ class SmpClient:
             message = at_version(message, self.session.version)
         corr, data = self.session.transmission(message, entity_id, key, corr_id)
         return (await self.send_transmissions([(corr, data)], timeout=timeout))[0]
+
+    # --- private message routing (DEP-15) -----------------------------------------------------
+
+    async def proxy_session(self, relay: str | ServerAddress, *, password: bytes | None = None,
+                            timeout: float = 30.0) -> ProxiedRelay:
+        """Ask this server, as a proxy, for a session with ``relay`` (PRXY) and check the
+        PKEY it answers (:func:`smpref.client.proxied.accept_pkey`).
+
+        Raises:
+            ClientError: the proxy answered ERR (its text is in the message), or PKEY does
+                not check out.
+        """
+        address = parse_server_address(relay) if isinstance(relay, str) else relay
+        reply = await self.request(DeployedPRXY(relay=relay_server(address),
+                                                basic_auth=password), timeout=timeout)
+        if not isinstance(reply.message, DeployedPKEY):
+            raise ClientError(f"PRXY was answered {reply.error or reply.tag}")
+        return accept_pkey(address, reply.message)
+
+    async def proxied_request(self, relay: ProxiedRelay, message: Message,
+                              entity_id: bytes = b"", key: AuthKeyPair | None = None, *,
+                              timeout: float = 30.0) -> Reply:
+        """Send ``message`` to the relay through this proxy (PFWD) and return the relay's
+        answer; an ERR of the proxy's own (``PROXY ...``) comes back as that reply.
+
+        Raises:
+            ClientError: the connection ended, nothing came in time, or PRES does not open.
+        """
+        request = proxied_request(relay, at_version(message, relay.version), entity_id, key,
+                                  self.random)
+        reply = await self.request(request.pfwd, relay.session_id, corr_id=request.nonce,
+                                   timeout=timeout)
+        if isinstance(reply.message, DeployedPRES):
+            return open_pres(request, reply.message)
+        return reply
 
     async def send_transmissions(self, items: list[tuple[bytes, bytes]], *,
                                  timeout: float = 30.0) -> list[Reply]:

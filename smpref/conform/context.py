@@ -161,9 +161,11 @@ class Context:
             raise Fail(f"{step}: received {got!r}, expected {expected!r}")
 
     async def request(self, client: SmpClient, message: Command, entity: bytes = b"",
-                      key: AuthKeyPair | None = None) -> Reply:
+                      key: AuthKeyPair | None = None, *, corr_id: bytes | None = None
+                      ) -> Reply:
         try:
-            return await client.request(message, entity, key, timeout=self.timeout)
+            return await client.request(message, entity, key, corr_id=corr_id,
+                                        timeout=self.timeout)
         except ClientError as exc:
             raise Fail(f"{message.TAG}: {exc}") from None
 

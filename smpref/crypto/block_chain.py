@@ -43,17 +43,17 @@ class BlockChain:
         return sb_encrypt(key, nonce, pad(content, PADDED_CONTENT))
 
     def decrypt(self, block: bytes) -> bytes:
-        """The content of an encrypted block.
+        """The content of an encrypted block. The chain advances whether it decrypts or not,
+        as deployed's does (Transport.hs tGetBlock): a connection that goes on after a bad
+        block (DEP-9) reads the next one with the next key.
 
         Raises:
             BlockError: wrong size, a tag that does not verify, or bad padding (ERR BLOCK).
         """
         if len(block) != BLOCK_SIZE:
             raise BlockError(f"an encrypted block is {BLOCK_SIZE} bytes, got {len(block)}")
-        next_key, key, nonce = chain_step(self.chain_key)
+        self.chain_key, key, nonce = chain_step(self.chain_key)
         try:
-            content = unpad(sb_decrypt(key, nonce, block))
+            return unpad(sb_decrypt(key, nonce, block))
         except CryptoError:
             raise BlockError("block does not decrypt (tampered, reordered or lost)") from None
-        self.chain_key = next_key
-        return content

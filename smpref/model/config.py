@@ -31,8 +31,11 @@ class ServerConfig:
     blob_bytes_low_water: int = 48 * 1024 * 1024
     #: a key update is enqueued before a message once this many messages used the key (QENC-4)
     ratchet_update_interval: int = 64
-    #: server password that NEW must carry, or None (CMD-10)
+    #: server password that NEW must carry, or None (CMD-10); PRXY too (DEP-15)
     basic_auth: bytes | None = None
+    #: whether the transport carries PRXY and PFWD to relays (DEP-15): `smpref serve` does;
+    #: the model alone has no network, and answers them as a server that does not proxy
+    proxy: bool = False
 
     def __post_init__(self) -> None:
         if self.blob_bytes_low_water > self.blob_bytes_high_water:

@@ -15,7 +15,8 @@ from dataclasses import replace
 from smpref.crypto.primitives import x25519_public
 from smpref.model.effects import C, answer, effect, link_of, secure
 from smpref.model.records import Notifier
-from smpref.model.sessions import Outgoing
+from smpref.model.relay import serve_rfwd
+from smpref.model.sessions import Outgoing, ProxyCall
 from smpref.model.step import Step, deployed_blob, deployed_link_data
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
@@ -27,6 +28,10 @@ from smpref.wire.messages import (
     DeployedLSET,
     DeployedNID,
     DeployedNKEY,
+    DeployedPFWD,
+    DeployedPRXY,
+    DeployedRFWD,
+    DeployedRRES,
 )
 
 
@@ -74,19 +79,36 @@ def _lkey(step: Step[DeployedLKEY]) -> list[Outgoing]:
 @effect("DeployedNKEY")
 def _nkey(step: Step[DeployedNKEY]) -> list[Outgoing]:
     """New notifier credentials with a notifier ID the server chooses; earlier ones are
-    replaced, and their subscription ends."""
+    replaced, and their subscription ends (DELD to it, DEP-6)."""
     server, queue = step.server, step.found()
     material = step.notifier_material()
     assert material.dh_secret is not None
     out: list[Outgoing] = []
     if queue.notifier is not None:
-        sid = server.notifier_subscribers.pop(queue.recipient_id, None)
-        if sid in server.sessions:
-            server.sessions[sid].notifications.discard(queue.recipient_id)
-            out.append(server.end(sid, queue.notifier.notifier_id, "DEP-6"))
+        out = server.notifier_gone(queue, step.session.session_id)
     notifier = Notifier(material.notifier_id, step.command.ntf_auth_key, material.dh_secret)
     server.store.put(replace(server.touch(queue), notifier=notifier))
     nid = DeployedNID(notifier_id=material.notifier_id,
                       srv_ntf_dh_key=PublicKey(KeyAlgorithm.X25519,
                                                x25519_public(material.server_secret)))
     return [*out, answer(step, nid)]
+
+
+@effect("DeployedRFWD")
+def _rfwd(step: Step[DeployedRFWD]) -> list[Outgoing]:
+    """Serve the transmission a proxy forwarded and answer RRES (DEP-14); what it pushed to
+    other sessions (a MSG to the queue's subscriber) goes with it."""
+    sealed, events = serve_rfwd(step.server, step.session, step.tx.corr_id, step.opened())
+    return [*events, answer(step, DeployedRRES(enc_fwd_response=sealed))]
+
+
+@effect("DeployedPRXY")
+def _prxy(step: Step[DeployedPRXY]) -> list[Outgoing]:
+    """The transport connects to the relay and answers PKEY or an ERR (DEP-15)."""
+    return [answer(step, ProxyCall(step.command))]
+
+
+@effect("DeployedPFWD")
+def _pfwd(step: Step[DeployedPFWD]) -> list[Outgoing]:
+    """The transport forwards to the relay session the entity ID names (DEP-15)."""
+    return [answer(step, ProxyCall(step.command))]

@@ -214,12 +214,11 @@ def _lget(step: Step[LGET]) -> list[Outgoing]:
 @effect("NDEL")
 def _ndel(step: Step[NDEL]) -> list[Outgoing]:
     server, queue = step.server, step.found()
+    out: list[Outgoing] = []
     if queue.notifier is not None:
-        sid = server.notifier_subscribers.pop(queue.recipient_id, None)
-        if sid in server.sessions:
-            server.sessions[sid].notifications.discard(queue.recipient_id)
+        out = server.notifier_gone(queue, step.session.session_id)
         server.store.put(replace(queue, notifier=None))
-    return [answer(step, OK())]
+    return [*out, answer(step, OK())]
 
 
 # --- reading -----------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from smpref.crypto.primitives import sha3_384
+from smpref.model.relay import Failure
 from smpref.model.server_state import ID_SIZE
 from smpref.model.states import Credential, QueueStatus, Security, SessionMode
 from smpref.model.step import (
@@ -61,6 +62,7 @@ from smpref.wire.messages import (
     DeployedLKEY,
     DeployedLSET,
     DeployedNEW,
+    DeployedPRXY,
     LinkBlob,
     LinkPartPriority,
     QueueLink,
@@ -76,7 +78,7 @@ ACCEPT = "accept"
 class Guard(enum.Enum):
     """A condition a rule may require besides the state columns. The value says what holds."""
 
-    WRONG_PASSWORD = "the server has a password and NEW's basicAuth is not it"
+    WRONG_PASSWORD = "the server has a password and NEW's (or PRXY's) basicAuth is not it"
     MALFORMED_LINK_IDS = "the QueueLink's link ID is not 32 bytes or its sender ID not 24"
     BLOB_TOO_LARGE = "the encoded link blob is above the limit of the queue's type"
     MALFORMED_BLOB = "the blob's first part is not its one and only mandatory part"
@@ -99,6 +101,12 @@ class Guard(enum.Enum):
                      "queue without one, a LinkId some ID already uses")
     FIXED_DATA_CHANGED = "a deployed LSET keeps the LinkId but changes the fixed part"
     LOW_ORDER_NTF_KEY = "NKEY's X25519 key is a low-order point (no shared secret exists)"
+    NOT_PROXYING = "the server's transport does not proxy (the model alone, or proxying off)"
+    NO_PROXY_KEY = Failure.NO_KEY.value
+    FORWARD_NOT_OPENED = Failure.NOT_OPENED.value
+    NOT_FORWARDED = Failure.NOT_FORWARDED.value
+    CLIENT_NOT_OPENED = Failure.CLIENT_NOT_OPENED.value
+    FORWARDED_SEVERAL = Failure.SEVERAL.value
 
 
 class QueueState(Protocol):
@@ -326,6 +334,29 @@ RULES: tuple[Rule, ...] = (
         Rule("DeployedNKEY.low-order-key", "DeployedNKEY", "CMD SYNTAX", ("DEP-6",),
              guard=Guard.LOW_ORDER_NTF_KEY),
         _accept("DeployedNKEY", "DEP-6")),
+
+    # --- private message routing (DEP-14, DEP-15; smp-wire §3.11). The model is the relay;
+    # --- as a proxy it is a deployed server that allows no proxying (allowSMPProxy off):
+    # --- `smpref serve` proxies in its listener, around the model.
+    Rule("DeployedPRXY.no-proxy", "DeployedPRXY", "PROXY BASIC_AUTH", ("DEP-15",),
+         guard=Guard.NOT_PROXYING),
+    Rule("DeployedPRXY.wrong-password", "DeployedPRXY", "PROXY BASIC_AUTH", ("DEP-15",),
+         guard=Guard.WRONG_PASSWORD),
+    _accept("DeployedPRXY", "DEP-15"),
+    Rule("DeployedPFWD.no-proxy", "DeployedPFWD", "PROXY NO_SESSION", ("DEP-15",),
+         guard=Guard.NOT_PROXYING),
+    _accept("DeployedPFWD", "DEP-15"),
+    Rule("DeployedRFWD.no-proxy-key", "DeployedRFWD", "PROXY BROKER TRANSPORT NO_AUTH",
+         ("DEP-14",), guard=Guard.NO_PROXY_KEY),
+    Rule("DeployedRFWD.not-opened", "DeployedRFWD", "CRYPTO", ("DEP-14",),
+         guard=Guard.FORWARD_NOT_OPENED),
+    Rule("DeployedRFWD.not-forwarded", "DeployedRFWD", "CMD SYNTAX", ("DEP-14",),
+         guard=Guard.NOT_FORWARDED),
+    Rule("DeployedRFWD.client-not-opened", "DeployedRFWD", "CRYPTO", ("DEP-14",),
+         guard=Guard.CLIENT_NOT_OPENED),
+    Rule("DeployedRFWD.several", "DeployedRFWD", "BLOCK", ("DEP-14",),
+         guard=Guard.FORWARDED_SEVERAL),
+    _accept("DeployedRFWD", "DEP-14"),
 )
 
 #: the rules of each command, in order
@@ -438,7 +469,7 @@ def _fixed_data_changed(step: Step[Command]) -> bool:
 
 def _wrong_password(step: Step[Command]) -> bool:
     cmd = step.command
-    assert isinstance(cmd, NEW | DeployedNEW)
+    assert isinstance(cmd, NEW | DeployedNEW | DeployedPRXY)
     password = step.config.basic_auth
     return password is not None and cmd.basic_auth != password
 
@@ -517,6 +548,12 @@ GUARDS: dict[Guard, Callable[[Step[Command]], bool]] = {
     Guard.OTHER_LINK_ID: _other_link_id,
     Guard.FIXED_DATA_CHANGED: _fixed_data_changed,
     Guard.LOW_ORDER_NTF_KEY: lambda s: s.notifier_material().dh_secret is None,
+    Guard.NOT_PROXYING: lambda s: not s.config.proxy,
+    Guard.NO_PROXY_KEY: lambda s: s.opened().failure is Failure.NO_KEY,
+    Guard.FORWARD_NOT_OPENED: lambda s: s.opened().failure is Failure.NOT_OPENED,
+    Guard.NOT_FORWARDED: lambda s: s.opened().failure is Failure.NOT_FORWARDED,
+    Guard.CLIENT_NOT_OPENED: lambda s: s.opened().failure is Failure.CLIENT_NOT_OPENED,
+    Guard.FORWARDED_SEVERAL: lambda s: s.opened().failure is Failure.SEVERAL,
 }
 
 

@@ -43,6 +43,7 @@ from smpref.model import (
 )
 from smpref.model.effects import EFFECTS
 from smpref.model.records import QueueRecord
+from smpref.model.relay import FORWARDABLE
 from smpref.model.rules import decide_step
 from smpref.model.server_state import Observer, ServerState, SweepState
 from smpref.model.sessions import Outgoing, Session
@@ -71,7 +72,16 @@ class Server(ServerState):
 
     def receive(self, session_id: bytes, data: bytes) -> list[Outgoing]:
         """Process one transmission received on a session (see the module docstring)."""
-        session = self.sessions[session_id]
+        return self._receive(self.sessions[session_id], data)
+
+    def serve_forwarded(self, session: Session, transmission: bytes) -> list[Outgoing]:
+        """Serve a transmission RFWD carried (DEP-14) on its own ``session``
+        (:func:`smpref.model.relay.forwarded_session`), within RFWD's commit."""
+        return self._receive(session, transmission, forwarded=True)
+
+    def _receive(self, session: Session, data: bytes, *, forwarded: bool = False
+                 ) -> list[Outgoing]:
+        session_id = session.session_id
         try:  # in the layout of the session's version (DEP-12)
             tx, sent_session = Transmission.decode_sent(data, session.version)
         except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)
@@ -89,6 +99,10 @@ class Server(ServerState):
             return [Outgoing(session_id, tx.corr_id, tx.entity_id,
                              ERR(error=wire_error(exc)))]
         assert isinstance(message, Command)
+        if forwarded and message.DEF.class_name not in FORWARDABLE:
+            # a proxy forwards a sender's and a link reader's commands only (DEP-14)
+            self.observe("forwarded.prohibited", ("DEP-14",))
+            return [self._error(session_id, tx.corr_id, tx.entity_id, "CMD PROHIBITED")]
         try:  # the lookup, a guard or an effect may meet a store that cannot read or write
             step = self._step(session, tx, message)
             rule = decide_step(step)
@@ -96,9 +110,12 @@ class Server(ServerState):
             out = EFFECTS[rule.effect](step) if rule.effect is not None else []
             if not rule.accepts:
                 out = [self._error(session_id, tx.corr_id, tx.entity_id, rule.outcome)]
-            self.store.commit()
+            if not forwarded:  # a forwarded one is committed with its RFWD
+                self.store.commit()
             return out
         except StoreError as exc:
+            if forwarded:
+                raise
             self.store.rollback()
             self.store_errors.append(str(exc))
             return [Outgoing(session_id, tx.corr_id, tx.entity_id, ERR(error=wire_error(exc)))]
@@ -120,7 +137,7 @@ class Server(ServerState):
                 key = carried if isinstance(carried, PublicKey) else None
             elif queue is not None:
                 key = _queue_key(definition.signer, queue)
-            valid = verify(key, tx.authorization, tx.authorized_bytes(session.session_id),
+            valid = verify(key, tx.authorization, tx.authorized_bytes(session.signing_id),
                            tx.corr_id, session.secret)
             credential = Credential.VALID if valid else Credential.INVALID
         return Step(self, session, tx, message, queue, credential)

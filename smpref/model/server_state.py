@@ -76,11 +76,12 @@ class ServerState:
     # --- sessions --------------------------------------------------------------------------
 
     def open_session(self, session_id: bytes, secret: bytes,
-                     dialect: Dialect = Dialect.SEED, version: int | None = None) -> Session:
+                     dialect: Dialect = Dialect.SEED, version: int | None = None,
+                     peer_key: bytes | None = None) -> Session:
         """Register a connection: its session ID, its X25519 secret from the handshake, the
-        protocol it speaks (TRANS-11) and, for a deployed client below version 16, the version
-        whose layouts it reads (DEP-11)."""
-        session = Session(session_id, secret, dialect, version)
+        protocol it speaks (TRANS-11), the version whose layouts a deployed client reads
+        (DEP-12), and the X25519 key its hello carried (DEP-14)."""
+        session = Session(session_id, secret, dialect, version, peer_key=peer_key)
         self.sessions[session_id] = session
         return session
 
@@ -147,6 +148,22 @@ class ServerState:
         self.store.delete(rid)
         return out
 
+    def notifier_gone(self, queue: QueueRecord, except_session: bytes) -> list[Outgoing]:
+        """NKEY replacing, or NDEL removing, a queue's notifier credentials: their subscription
+        ends. On a deployed queue a subscriber on another session gets ``DELD`` with the old
+        notifier ID (``END`` below version 10), as deployed sends it (DEP-6); the seed design
+        sends nothing (CMD-15)."""
+        rid = queue.recipient_id
+        sid = self.notifier_subscribers.pop(rid, None)
+        if sid is None or sid not in self.sessions:
+            return []
+        self.sessions[sid].notifications.discard(rid)
+        if queue.dialect is Dialect.DEPLOYED and sid != except_session and \
+                queue.notifier is not None:
+            self.observe("notifier-deleted", ("DEP-6",))
+            return [Outgoing(sid, b"", queue.notifier.notifier_id, DeployedDELD())]
+        return []
+
     def forget_deliveries(self, rids: set[bytes]) -> None:
         """The store lost the uncommitted changes of these queues (a group commit that failed):
         the MSGs pushed from them were not sent, so none is in flight any more, and the next
@@ -159,3 +176,9 @@ class ServerState:
         """END to a session whose subscription another session or a deletion ended."""
         self.observe("end", (requirement,))
         return Outgoing(session_id, b"", entity_id, END())
+
+    def serve_forwarded(self, session: Session, transmission: bytes) -> list[Outgoing]:
+        """Serve one transmission a proxy forwarded (DEP-14) on ``session``, a session of its
+        own: its answer is addressed to it, events to the sessions they are for. Written by
+        :class:`smpref.model.server.Server`, whose generic step it is."""
+        raise NotImplementedError

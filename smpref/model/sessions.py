@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from smpref.model.states import SessionMode
 from smpref.wire.dialects import Dialect
 from smpref.wire.schema import encode_message
-from smpref.wire.structs import Response
+from smpref.wire.structs import Command, Response
 from smpref.wire.transmission import Transmission, transmission_at
 
 
@@ -29,6 +29,19 @@ class Outgoing:
             b"", self.corr_id, self.entity_id, encode_message(self.message, version)))
 
 
+@dataclass(frozen=True, slots=True)
+class ProxyCall(Response):
+    """Not a message: what an accepted PRXY or PFWD answers in the model, which has no
+    network (DEP-15). The transport proxies ``command`` and sends the client what came of it
+    (PKEY, PRES or an ERR) in its place, with the same corrId and entity ID; it is never
+    encoded."""
+
+    command: Command
+
+    def __post_init__(self) -> None:
+        """No codec validates it: it is never encoded."""
+
+
 @dataclass
 class Session:
     """One client connection: its ID (tls-unique), its X25519 key, the protocol its ALPN chose
@@ -48,3 +61,13 @@ class Session:
     modes: dict[bytes, SessionMode] = field(default_factory=dict)
     delivered: dict[bytes, bytes] = field(default_factory=dict)
     notifications: set[bytes] = field(default_factory=set)
+    #: the X25519 key the client's hello carried (a proxy's gives RFWD's secret, DEP-14)
+    peer_key: bytes | None = None
+    #: the session ID the authorizations of this session cover when it is not its own: a
+    #: forwarded transmission's is the proxy's session with this server (DEP-14)
+    signed_as: bytes | None = None
+
+    @property
+    def signing_id(self) -> bytes:
+        """The session ID that authorized bytes begin with (smp-wire §3.3)."""
+        return self.session_id if self.signed_as is None else self.signed_as

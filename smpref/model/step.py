@@ -8,7 +8,8 @@ predicate per :class:`~smpref.model.rules.Guard`.
 Two values are prepared lazily, once, because a guard and an effect both need them and their
 cost or their randomness must be spent only once: the server's choices for a NEW
 (:class:`NewQueueMaterial`, drawn from the server's random source in a fixed order) and the
-sealed LINK answer of an LGET.
+sealed LINK answer of an LGET; and an RFWD opened (:mod:`smpref.model.relay`), which
+several guards read.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from smpref.crypto.ratchet import RatchetState
 from smpref.errors import CryptoError
 from smpref.model.config import ServerConfig
 from smpref.model.records import QueueRecord
+from smpref.model.relay import Opened, open_rfwd
 from smpref.model.server_state import ServerState
 from smpref.model.sessions import Session
 from smpref.model.states import Credential
@@ -33,6 +35,7 @@ from smpref.wire.messages import (
     DeployedLinkData,
     DeployedNEW,
     DeployedNKEY,
+    DeployedRFWD,
     LinkBlob,
     LinkPart,
     LinkPartPriority,
@@ -157,6 +160,7 @@ class Step(Generic[C]):
     _material: NewQueueMaterial | None = field(default=None, repr=False)
     _link_response: bytes | None = field(default=None, repr=False)
     _notifier: NotifierMaterial | None = field(default=None, repr=False)
+    _opened: Opened | None = field(default=None, repr=False)
 
     @property
     def config(self) -> ServerConfig:
@@ -188,6 +192,14 @@ class Step(Generic[C]):
                 dh = None
             self._notifier = NotifierMaterial(nid, secret, dh)
         return self._notifier
+
+    def opened(self) -> Opened:
+        """This RFWD opened as far as it goes (DEP-14; opened at the first call only)."""
+        if self._opened is None:
+            assert isinstance(self.command, DeployedRFWD)
+            self._opened = open_rfwd(self.session, self.tx.corr_id,
+                                     self.command.enc_fwd_transmission)
+        return self._opened
 
     def link_response(self) -> bytes | None:
         """LINK's sealed QueueLink for this LGET, or None when k is a low-order point."""

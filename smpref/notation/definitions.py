@@ -27,7 +27,8 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "Framed": ("type",),
 }
 
-PARTIES = ("recipient", "sender", "notifier", "link_reader", "creator", "idle", "server")
+PARTIES = ("recipient", "sender", "notifier", "link_reader", "creator", "idle",
+           "proxied_client", "proxy_service", "server")
 ENTITY_KINDS = (
     "none",
     "recipient_id",
@@ -36,6 +37,7 @@ ENTITY_KINDS = (
     "link_key",
     "link_id",
     "queue_id",
+    "proxy_session",
     "any",
 )
 AUTH_RULES = ("required", "forbidden", "optional", "when")

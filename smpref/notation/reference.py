@@ -28,6 +28,7 @@ _ENTITY = {
     "link_key": "link public key k (32 bytes)",
     "link_id": "the link's LinkId",
     "queue_id": "the queue ID the command used",
+    "proxy_session": "the relay session ID PKEY gave",
     "any": "queue ID or empty",
 }
 

@@ -73,6 +73,8 @@ class OpenSession:
     secret: bytes
     dialect: Dialect = Dialect.SEED
     version: int | None = None
+    #: the X25519 key the client's hello carried (DEP-14)
+    peer_key: bytes | None = None
 
 
 @dataclass
@@ -166,7 +168,8 @@ class Engine:
             if isinstance(job, Receive):
                 self._receive(job, touched)
             elif isinstance(job, OpenSession):
-                self.model.open_session(job.session_id, job.secret, job.dialect, job.version)
+                self.model.open_session(job.session_id, job.secret, job.dialect, job.version,
+                                        job.peer_key)
             elif isinstance(job, CloseSession):
                 self.model.close_session(job.session_id)
             else:

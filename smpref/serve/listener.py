@@ -22,8 +22,10 @@ Limits (all in :class:`ServeConfig`):
   Nothing is lost: an undelivered MSG stays in its queue until acknowledged (MSG-2).
 * ``handshake_timeout`` (TLS and SMP handshake), ``idle_timeout`` (no block received).
 
-A bad block (wrong size, does not decrypt, bad batch) or a bad handshake closes that connection
-only; a bad transmission inside a good block is answered with ``ERR`` by the model.
+A bad block (does not decrypt, bad batch) closes a seed connection and is answered ``ERR
+BLOCK`` on a deployed one, which goes on (DEP-9); a bad handshake closes that connection only;
+a bad transmission inside a good block is answered with ``ERR`` by the model. An accepted PRXY
+or PFWD is proxied (:mod:`smpref.serve.proxy`) and answered when the relay has answered.
 
 Stopping (:meth:`SmpServer.stop`, SIGTERM in ``smpref serve``): stop accepting, stop reading,
 wait for the engine's answers and flush every outbox for up to ``drain_timeout`` seconds, close
@@ -40,17 +42,19 @@ import logging
 import os
 import ssl
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from smpref.errors import BlockError, ConnectionClosedError, HandshakeFailedError
 from smpref.model.config import ServerConfig
 from smpref.model.server import Outgoing, Server
+from smpref.model.sessions import ProxyCall
 from smpref.serve import events
 from smpref.serve.clock import ServerClock
 from smpref.serve.engine import CloseSession, Engine, Job, OpenSession, Receive, Sweep
 from smpref.serve.pages import serve_page
+from smpref.serve.proxy import Proxy
 from smpref.serve.trace import TransmissionTrace
 from smpref.store.group_commit import GroupCommitStore
 from smpref.store.journal import JournalStore
@@ -94,6 +98,8 @@ class ServeConfig:
     commit_workers: int = 8
     #: a file to write every transmission to, decoded, as JSON lines (``--trace``)
     trace: Path | None = None
+    #: serve PRXY and PFWD: proxy clients' commands to relays (DEP-15)
+    proxy: bool = True
     model: ServerConfig = field(default_factory=ServerConfig)
 
 
@@ -202,7 +208,10 @@ class SmpServer:
         except BaseException:
             self.store.release_lock()
             raise
-        self.model = Server(self.config.model, self.group_store, self.clock, os.urandom)
+        # the model answers PRXY and PFWD with calls for the transport when it proxies
+        self.model = Server(replace(self.config.model, proxy=self.config.proxy),
+                            self.group_store, self.clock, os.urandom)
+        self.proxy = Proxy(os.urandom, timeout=self.config.handshake_timeout)
         self.trace = TransmissionTrace(self.config.trace)
         self.connections: dict[bytes, Connection] = {}
         self.port = self.config.port
@@ -279,6 +288,7 @@ class SmpServer:
             for task in readers:
                 task.cancel()
             await asyncio.gather(*readers, return_exceptions=True)
+            await self.proxy.close()
             await self._stop_engine()
         except Exception as exc:  # whatever it is, the stop goes on and says so
             self.stop_failures.append(f"stopping: {exc!r}")
@@ -363,7 +373,8 @@ class SmpServer:
         connection = Connection(self, number, stream, session, dialect, version)
         connection.reader_task = asyncio.current_task()
         self.connections[session] = connection
-        self.engine.submit(OpenSession(session, accepted.session_secret, dialect, version))
+        self.engine.submit(OpenSession(session, accepted.session_secret, dialect, version,
+                                       accepted.client_key))
         connection.writer_task = asyncio.create_task(connection.write_loop())
         events.event("connected", conn=number, protocol=dialect.value, version=accepted.version,
                      encrypted=stream.framing.encrypted)
@@ -405,19 +416,14 @@ class SmpServer:
             except ConnectionClosedError as exc:
                 return str(exc)
             self.blocks_received += 1
-            try:
-                content = stream.framing.open(block)
-            except BlockError as exc:  # it does not decrypt: both protocols close (TRANS-15)
-                events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
-                return "bad block"
-            try:
-                transmissions = decode_batch(content)
+            try:  # a block that does not decrypt, or whose batch does not parse
+                transmissions = decode_batch(stream.framing.open(block))
             except BlockError as exc:
                 events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
                 if connection.dialect is Dialect.SEED:
-                    return "bad block"
-                # deployed answers a batch that does not parse with ERR BLOCK and goes on
-                # (DEP-9); through the engine, so that it follows the answers before it
+                    return "bad block"  # the seed design closes (TRANS-15)
+                # deployed answers ERR BLOCK with an empty corrId and goes on (DEP-9); through
+                # the engine, so that it follows the answers before it
                 connection.in_engine += 1
                 self.engine.submit(Receive(connection, connection.session_id, [],
                                            bad_block=True))
@@ -465,6 +471,9 @@ class SmpServer:
         targets: dict[bytes, Connection | None] = {}
         by_session: dict[bytes, list[bytes]] = {}
         for out in outgoing:
+            if isinstance(out.message, ProxyCall):  # answered when the relay has (DEP-15)
+                self._proxy_call(out, origin)
+                continue
             if out.session_id not in targets:
                 targets[out.session_id] = origin if origin is not None and \
                     out.session_id == origin.session_id else self.connections.get(out.session_id)
@@ -492,6 +501,22 @@ class SmpServer:
                 connection.stream.writer.transport.abort()
                 continue
             connection.queue(transmissions)
+
+    def _proxy_call(self, call: Outgoing, origin: Connection | None) -> None:
+        """Proxy an accepted PRXY or PFWD and queue what comes of it on the connection that
+        sent it, as deployed does, whenever it comes (Server.hs forkProxiedCmd)."""
+        assert isinstance(call.message, ProxyCall) and origin is not None
+        command = call.message.command
+
+        async def run() -> None:
+            answer = await self.proxy.call(command, call.entity_id, call.corr_id)
+            if not origin.closing:
+                self._route([Outgoing(call.session_id, call.corr_id, call.entity_id, answer)],
+                            origin)
+
+        task = asyncio.create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _close(self, connection: Connection, reason: str) -> None:
         """Wait (bounded) for the engine's answers to what this connection sent, flush them,

@@ -86,11 +86,12 @@ class DifferentialLoopback(Loopback):
         return JournalStore(self.root, clock=self.clock, sync=False, open_limit=8)
 
     def open_session(self, session_id: bytes, secret: bytes,
-                     dialect: Dialect = Dialect.SEED, version: int | None = None) -> None:
+                     dialect: Dialect = Dialect.SEED, version: int | None = None,
+                     peer_key: bytes | None = None) -> None:
         if self.shadow_random(32) != secret:
             raise StoresDisagreeError("the two servers' random sources diverged")
-        self.server.open_session(session_id, secret, dialect, version)
-        self.shadow.open_session(session_id, secret, dialect, version)
+        self.server.open_session(session_id, secret, dialect, version, peer_key)
+        self.shadow.open_session(session_id, secret, dialect, version, peer_key)
 
     def process(self, session_id: bytes, data: bytes) -> list[Any]:
         out = self.server.receive(session_id, data)

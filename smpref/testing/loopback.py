@@ -30,6 +30,9 @@ class LoopbackConnection:
     inbox: deque[Reply] = field(default_factory=deque)
     #: the protocol the connection speaks, as its ALPN would choose (TRANS-11)
     dialect: Dialect = Dialect.SEED
+    #: the X25519 secret whose key the client's hello carried, when it sent one (a proxy's
+    #: connection to a relay, DEP-14)
+    hello_secret: bytes | None = None
 
     @property
     def session_id(self) -> bytes:
@@ -66,15 +69,19 @@ class Loopback:
                              self.server_random)
         self.connections: dict[bytes, LoopbackConnection] = {}
 
-    def connect(self, dialect: Dialect = Dialect.SEED, version: int | None = None
-                ) -> LoopbackConnection:
+    def connect(self, dialect: Dialect = Dialect.SEED, version: int | None = None, *,
+                hello_key: bool = False) -> LoopbackConnection:
         """A new session of ``dialect``, at a deployed ``version`` (None: the current
-        layouts), whose transmissions both ways are in that version's layouts (DEP-12)."""
+        layouts), whose transmissions both ways are in that version's layouts (DEP-12);
+        with ``hello_key``, its hello carried a key, as a proxy's does (DEP-14)."""
         session_id = self.client_random(32)
         secret = self.server_random(32)
-        self.open_session(session_id, secret, dialect, version)
+        hello_secret = self.client_random(32) if hello_key else None
+        self.open_session(session_id, secret, dialect, version,
+                          None if hello_secret is None else x25519_public(hello_secret))
         client = ClientSession(session_id, x25519_public(secret), self.client_random, version)
-        connection = LoopbackConnection(self, client, dialect=dialect)
+        connection = LoopbackConnection(self, client, dialect=dialect,
+                                        hello_secret=hello_secret)
         self.connections[session_id] = connection
         return connection
 
@@ -104,9 +111,10 @@ class Loopback:
             self.connections[session_id].inbox.append(reply)
 
     def open_session(self, session_id: bytes, secret: bytes,
-                     dialect: Dialect = Dialect.SEED, version: int | None = None) -> None:
+                     dialect: Dialect = Dialect.SEED, version: int | None = None,
+                     peer_key: bytes | None = None) -> None:
         """Register a connection with the server (a hook for shadowing servers)."""
-        self.server.open_session(session_id, secret, dialect, version)
+        self.server.open_session(session_id, secret, dialect, version, peer_key)
 
     def process(self, session_id: bytes, data: bytes) -> list[Outgoing]:
         """The server's answer to one transmission (a hook for shadowing servers)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-from smpref.crypto.primitives import x25519, x25519_public
+from smpref.crypto.primitives import box_key, x25519, x25519_public
 from smpref.crypto.randomness import Random
 from smpref.crypto.session_keys import signed_session_key, verify_signed_session_key
 from smpref.errors import CryptoError, HandshakeFailedError, IdentityError, VersionError, WireError
@@ -36,6 +36,7 @@ from smpref.transport.versions import (
     client_choice,
 )
 from smpref.wire.hellos import ClientHello, ServerHello
+from smpref.wire.version_history import PROXY_FLAG
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,12 @@ class Connected:
     negotiated: Negotiated
     server_range: tuple[int, int]
     server_session_public: bytes
+    #: the server hello's chain and signed session key, as a proxy passes them on in PKEY
+    certificates: tuple[bytes, ...] = ()
+    signed_key: bytes = b""
+    #: the box key of the client's hello key and the server's session key: what a proxy's
+    #: RFWD and RRES are sealed with (DEP-14)
+    hello_key: bytes = b""
 
 
 class ServerHandshake:
@@ -146,9 +153,12 @@ class ClientHandshake:
     """The client's side: :meth:`receive` the server's hello; the answer is the client's."""
 
     def __init__(self, key_hash: bytes, session_id: bytes, tls_leaf_der: bytes | None,
-                 random: Random, *, alpn: str | None = None, version: int | None = None
-                 ) -> None:
+                 random: Random, *, alpn: str | None = None, version: int | None = None,
+                 proxy: bool = False) -> None:
         self.key_hash = key_hash
+        #: a proxy's connection to a relay (DEP-15): the proxy flag from 14, never encrypted
+        #: blocks, and 10 at most with a relay below 14 (whose blocks would be encrypted)
+        self.proxy = proxy
         #: the ALPN TLS selected: the namespace of the server's versions (TRANS-11)
         self.alpn = alpn
         #: a version the caller forces, or None for the highest both support
@@ -189,14 +199,19 @@ class ClientHandshake:
                                        self.version)
         except VersionError as exc:
             raise HandshakeFailedError("VERSION", str(exc)) from None
+        if self.proxy and hello.max_version < PROXY_FLAG and negotiated.version > 10:
+            # deployed's proxy keeps an old relay at 10, where no block is encrypted
+            # (Transport.hs smpClientHandshake)
+            negotiated = Negotiated(max(10, hello.min_version))
         secret = self.random(32)
         self.connected = Connected(negotiated, (hello.min_version, hello.max_version),
-                                   server_public)
+                                   server_public, hello.certificates, hello.signed_key,
+                                   box_key(server_public, secret))
         # the key goes in the hello from version 7, and encrypts blocks from 11 (smp-wire §2.4)
-        if negotiated.version >= BLOCK_ENCRYPTION_VERSION:
+        if negotiated.version >= BLOCK_ENCRYPTION_VERSION and not self.proxy:
             self.block_secret = x25519(secret, server_public)
         return ClientHello(negotiated.version, self.key_hash, x25519_public(secret),
-                           False).encode()
+                           self.proxy).encode()
 
 
 def start_encryption(framing: Framing, session_id: bytes, block_secret: bytes | None, *,

@@ -93,11 +93,12 @@ async def accept(stream: BlockStream, credentials: ServerCredentials, session_id
 
 async def connect(stream: BlockStream, key_hash: bytes, session_id: bytes,
                   tls_leaf_der: bytes | None, random: Random, *, alpn: str | None = None,
-                  version: int | None = None) -> Connected:
+                  version: int | None = None, proxy: bool = False) -> Connected:
     """Run the client's side of the handshake on ``stream`` (``alpn``: what TLS selected;
-    ``version``: a deployed version to force)."""
+    ``version``: a deployed version to force; ``proxy``: as a proxy's connection to a relay,
+    DEP-15)."""
     handshake = ClientHandshake(key_hash, session_id, tls_leaf_der, random, alpn=alpn,
-                                version=version)
+                                version=version, proxy=proxy)
     reply = handshake.receive(await stream.read_handshake())
     await stream.write_handshake(reply)
     assert handshake.connected is not None

@@ -1,14 +1,21 @@
 """TLS contexts for SMP, the session ID, and the client's check of the server identity.
 
 Deployed SMP uses TLS 1.3 with Ed25519/Ed448 certificates, ALPN ``smp/1`` and no SNI from
-clients (smp-wire §2.1-2.3). Python's ``ssl`` cannot narrow TLS 1.3 cipher suites or
-signature algorithms, so smpref's contexts offer OpenSSL's defaults; deployed peers then pick
-ChaCha20-Poly1305 and Ed25519, which those defaults include.
+clients (smp-wire §2.1-2.3), and its one TLS 1.3 cipher suite is ChaCha20-Poly1305-SHA256.
+smpref's SMP contexts offer that suite alone too (TRANS-8): it fixes the session ID, the
+Finished message of a SHA-256 suite, at 32 bytes, which private routing needs (a PFWD names a
+relay session by it, and with a 48-byte ID of a SHA-384 suite it no longer fits a block,
+DEP-15). Python's ``ssl`` has no call for TLS 1.3 suites, so :func:`_chacha20_only` makes
+OpenSSL's through ctypes, and checks that it took. Signature algorithms stay OpenSSL's
+defaults, which include Ed25519 and Ed448.
 """
 
 from __future__ import annotations
 
+import _ssl
+import ctypes
 import datetime
+import functools
 import hashlib
 import itertools
 import ssl
@@ -18,11 +25,36 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
 
-from smpref.errors import IdentityError
+from smpref.errors import IdentityError, TlsCredentialError
 from smpref.transport.credentials import ServerCredentials
 from smpref.transport.versions import SEED_ALPN, SMP_ALPN, client_alpn
 
 HTTP_ALPN = "http/1.1"
+#: deployed SMP's one TLS 1.3 cipher suite (Transport.hs defaultSupportedParams)
+SMP_SUITE = "TLS_CHACHA20_POLY1305_SHA256"
+
+
+@functools.cache
+def _set_ciphersuites() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+    """OpenSSL's ``SSL_CTX_set_ciphersuites``, from the library Python's ``_ssl`` uses."""
+    function = ctypes.CDLL(_ssl.__file__).SSL_CTX_set_ciphersuites
+    function.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    function.restype = ctypes.c_int
+    return function
+
+
+def _chacha20_only(ctx: ssl.SSLContext) -> None:
+    """Offer :data:`SMP_SUITE` alone in TLS 1.3. CPython's SSLContext object holds its
+    ``SSL_CTX *`` right after the object header; the result is checked through the public
+    ``get_ciphers``, so a Python that lays it out otherwise fails here, not on the wire.
+
+    Raises:
+        TlsCredentialError: the suite could not be set.
+    """
+    pointer = ctypes.c_void_p.from_address(id(ctx) + 2 * ctypes.sizeof(ctypes.c_void_p))
+    if _set_ciphersuites()(pointer.value, SMP_SUITE.encode()) != 1 or [
+            c["name"] for c in ctx.get_ciphers() if c["protocol"] == "TLSv1.3"] != [SMP_SUITE]:
+        raise TlsCredentialError(f"OpenSSL would not restrict TLS 1.3 to {SMP_SUITE}")
 
 
 
@@ -54,6 +86,7 @@ def server_context(credentials: ServerCredentials, *, pages: bool = True,
     """
     smp = _base_server_context(str(credentials.path("server.crt")),
                                str(credentials.path("server.key")))
+    _chacha20_only(smp)
     smp.set_alpn_protocols([*protocols, HTTP_ALPN] if pages else list(protocols))
     if pages:
         web = _base_server_context(str(credentials.path("web.crt")),
@@ -93,6 +126,7 @@ def client_context(alpn: list[str] | None = None) -> ssl.SSLContext:
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
     ctx.set_alpn_protocols(alpn if alpn is not None else client_alpn(None))
+    _chacha20_only(ctx)
     return ctx
 
 

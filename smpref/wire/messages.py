@@ -295,6 +295,52 @@ class NewNtfCreds(Struct):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RelayServer(Struct):
+    """A relay's address inside PRXY (deployed ProtocolServer's binary form)."""
+
+    hosts: tuple[bytes, ...]
+    """the relay's host names or IP addresses, as text"""
+    port: bytes
+    """the port in ASCII digits; empty for the default, 5223"""
+    key_hash: bytes
+    """the hash of the relay's identity certificate, 32 bytes"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CertChainPubKey(Struct):
+    """The relay's chain and its signed session key, as its server hello carried them."""
+
+    cert_chain: tuple[bytes, ...]
+    """DER certificates, the TLS leaf first"""
+    signed_key: bytes
+    """DER of the X.509 SignedExact of the relay's X25519 session key"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FwdTransmission(Struct):
+    """RFWD's plaintext: what the proxy passes on of a PFWD."""
+
+    corr_id: bytes
+    """the PFWD's corrId, the nonce of the client's sealing"""
+    version: int
+    """the version the inner transmission is encoded at"""
+    key: PublicKey
+    """the client's ephemeral X25519 key for this transmission"""
+    enc_transmission: bytes
+    """the client's sealed transmission, passed on as received"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FwdResponse(Struct):
+    """RRES's plaintext: the relay's sealed answer for the client."""
+
+    corr_id: bytes
+    """the FwdTransmission's corrId"""
+    enc_response: bytes
+    """the answer sealed for the client, which the proxy sends on in PRES"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QueueAddress(Struct):
     """A queue as its sender reaches it: server, sender ID and DH key (seed 002 QNEW)."""
 
@@ -1067,3 +1113,75 @@ class DeployedDELD(Response):
     """The queue was deleted: sent to its other subscriber (deployed v10+; END below)."""
 
     TAG: ClassVar[str] = 'DELD'
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedPRXY(Command):
+    """Ask this server, as a proxy, for a session with a relay."""
+
+    TAG: ClassVar[str] = 'PRXY'
+
+    relay: RelayServer
+    """the relay field (RelayServer)"""
+    basic_auth: bytes | None
+    """this server's password, when it has one"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedPFWD(Command):
+    """Send a sealed transmission to the relay of the proxy session the entity ID names."""
+
+    TAG: ClassVar[str] = 'PFWD'
+
+    version: int
+    """the version the inner transmission is encoded at"""
+    key: PublicKey
+    """an ephemeral X25519 key, new for each PFWD"""
+    enc_transmission: bytes
+    """the inner transmission, padded to 16226 bytes and sealed for the relay"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedRFWD(Command):
+    """A proxy forwards a client's sealed transmission to this server, the relay."""
+
+    TAG: ClassVar[str] = 'RFWD'
+
+    enc_fwd_transmission: bytes
+    """FwdTransmission sealed with the proxy connection's session secret"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedPKEY(Response):
+    """The relay's session ID, versions and signed key, answering PRXY."""
+
+    TAG: ClassVar[str] = 'PKEY'
+
+    session_id: bytes
+    """the proxy's TLS session with the relay: inner transmissions sign it"""
+    min_version: int
+    """the minVersion field (Word16)"""
+    max_version: int
+    """the maxVersion field (Word16)"""
+    cert_key: CertChainPubKey
+    """the certKey field (CertChainPubKey)"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedPRES(Response):
+    """The relay's sealed answer to a PFWD, as the proxy received it."""
+
+    TAG: ClassVar[str] = 'PRES'
+
+    enc_response: bytes
+    """the answer, padded to 16226 bytes and sealed for the client"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeployedRRES(Response):
+    """The relay's answer to RFWD, sealed for the proxy."""
+
+    TAG: ClassVar[str] = 'RRES'
+
+    enc_fwd_response: bytes
+    """FwdResponse sealed with the proxy connection's session secret"""

@@ -13,12 +13,13 @@ from smpref.conform.cases import (
     malformed,
     negotiation,
     rotation,
+    routing,
 )
 from smpref.conform.registry import Case, CaseGroup
 
 AREAS: tuple[CaseGroup, ...] = (authorization.group, lifecycle.group, links.group,
                                 malformed.group, negotiation.group, limits.group,
-                                expiry.group, rotation.group)
+                                expiry.group, rotation.group, routing.group)
 CASES: list[Case] = [c for area in AREAS for c in area.cases]
 
 __all__ = ["AREAS", "CASES", "Case"]

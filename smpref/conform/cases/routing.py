@@ -1,0 +1,146 @@
+"""Private message routing with the server under test as the relay (DEP-14; smp-wire §3.11).
+
+The runner plays the proxy: it connects as a proxy connects (ALPN ``smp/1``, a hello key, the
+proxy flag, no encrypted blocks), and forwards a client's sealed transmission as ``RFWD``, as a
+deployed proxy does for a client that routes privately. It plays that client too, so that it
+can open the relay's answer. Every case runs in deployed SMP, whatever version the run forces:
+private routing exists only there.
+"""
+
+from __future__ import annotations
+
+from smpref.client.connection import SmpClient, open_deployed_message
+from smpref.client.core import AuthKeyPair, DhKeyPair, Reply, deployed_new
+from smpref.client.proxied import ProxiedRelay, open_pres, pres_for, proxied_request, rfwd_for
+from smpref.conform.context import Context
+from smpref.conform.registry import CaseGroup
+from smpref.crypto import deployed_links as links
+from smpref.crypto.primitives import box_key, ed25519_public
+from smpref.errors import ClientError, CryptoError, Fail
+from smpref.text.addresses import parse_server_address
+from smpref.wire.messages import (
+    IDS,
+    KEY,
+    MSG,
+    SEND,
+    ConnectionMode,
+    DeployedLGET,
+    DeployedLinkData,
+    DeployedLNK,
+    DeployedLSET,
+    DeployedRRES,
+    MsgFlags,
+    SubscriptionMode,
+)
+from smpref.wire.structs import Message
+
+group = CaseGroup("routing")
+case = group.case
+
+#: the newest version a deployed proxy lets its clients use with a relay
+PROXIED_NEWEST = 17
+
+
+class Routed:
+    """The runner as a proxy connected to the server under test, and a recipient there."""
+
+    def __init__(self, ctx: Context, proxy: SmpClient, recipient: SmpClient) -> None:
+        self.ctx, self.proxy, self.recipient = ctx, proxy, recipient
+        self.relay = ProxiedRelay(parse_server_address(ctx.address), proxy.session_id,
+                                  min(proxy.negotiated.version, PROXIED_NEWEST),
+                                  proxy.connected.server_session_public)
+
+    @classmethod
+    async def connect(cls, ctx: Context) -> Routed:
+        try:
+            proxy = await SmpClient.connect(ctx.address, timeout=ctx.timeout, proxy=True)
+        except ClientError as exc:
+            raise Fail(f"a proxy's connection (ALPN smp/1, proxy flag) failed: {exc}") from None
+        ctx.clients.append(proxy)
+        if proxy.negotiated.version < 8:
+            await proxy.close()
+            raise Fail(f"the server offers deployed SMP up to {proxy.negotiated.version}; a "
+                       "relay needs 8 or later (smp-wire §3.11)")
+        recipient = await SmpClient.connect(ctx.address, timeout=ctx.timeout,
+                                            version=proxy.negotiated.version)
+        ctx.clients.append(recipient)
+        return cls(ctx, proxy, recipient)
+
+    async def queue(self, mode: ConnectionMode) -> tuple[AuthKeyPair, DhKeyPair, IDS]:
+        key, dh = self.ctx.key(), DhKeyPair.generate(self.ctx.random)
+        new = deployed_new(self.recipient.negotiated.version, rcv_auth_key=key.public,
+                           rcv_dh_key=dh.public, basic_auth=self.ctx.password,
+                           sub_mode=SubscriptionMode.Subscribe, mode=mode)
+        reply = await self.ctx.request(self.recipient, new, key=key)
+        return key, dh, self.ctx.message(reply, IDS, "NEW")
+
+    async def routed(self, message: Message, entity: bytes, key: AuthKeyPair | None = None
+                     ) -> Reply:
+        """``message`` as a privately routing client sends it, forwarded as RFWD; the relay's
+        answer for the client."""
+        request = proxied_request(self.relay, message, entity, key, self.ctx.random)
+        nonce = self.ctx.random(24)
+        rfwd = rfwd_for(self.proxy.connected.hello_key, nonce, request.pfwd, request.nonce)
+        reply = await self.ctx.request(self.proxy, rfwd, corr_id=nonce)
+        rres = self.ctx.message(reply, DeployedRRES, "RFWD")
+        try:
+            answer = open_pres(request, pres_for(self.proxy.connected.hello_key, nonce, rres))
+        except (CryptoError, ClientError) as exc:
+            raise Fail(f"RRES does not open to the client's answer: {exc}") from None
+        if answer.transmission.corr_id != request.nonce:
+            raise Fail("the answer inside RRES does not carry the client's corrId")
+        return answer
+
+
+@case("route.send", "a SEND forwarded by a proxy (RFWD) reaches the queue's subscriber",
+      "DEP-14")
+async def _route_send(ctx: Context) -> str | None:
+    routed = await Routed.connect(ctx)
+    _, dh, ids = await routed.queue(ConnectionMode.Contact)
+    flags = MsgFlags(notification=False)
+    ctx.expect(await routed.routed(SEND(flags=flags, body=b"privately routed"), ids.snd_id),
+               "OK", step="the forwarded SEND")
+    event = await ctx.event(routed.recipient, "MSG", ids.rcv_id)
+    msg = ctx.message(event, MSG, "the recipient's MSG")
+    body = open_deployed_message(box_key(ids.rcv_public_dh_key.raw, dh.secret), msg)
+    if body.body != b"privately routed":
+        raise Fail("the recipient got another body than the forwarded SEND's")
+    return f"relay session at version {routed.relay.version}"
+
+
+@case("route.lget", "a forwarded LGET reads a contact queue's short link data", "DEP-14",
+      "DEP-5")
+async def _route_lget(ctx: Context) -> str | None:
+    routed = await Routed.connect(ctx)
+    key, _, ids = await routed.queue(ConnectionMode.Contact)
+    fixed = b"fixed data of a contact link " + ctx.random(16).hex().encode()
+    link_id, sb_key = links.contact_link_keys(links.link_key(fixed))
+    root = ctx.random(32)
+    data = DeployedLinkData(
+        enc_fixed=links.seal_part(sb_key, ctx.random(24), links.signed(root, fixed),
+                                  links.FIXED_PADDED),
+        enc_user=links.seal_part(sb_key, ctx.random(24), links.signed(root, b"user"),
+                                 links.USER_PADDED))
+    ctx.expect(await ctx.request(routed.recipient, DeployedLSET(link_id=link_id, link_data=data),
+                                 ids.rcv_id, key), "OK", step="LSET")
+    lnk = ctx.message(await routed.routed(DeployedLGET(), link_id), DeployedLNK,
+                      "the forwarded LGET")
+    if lnk.sender_id != ids.snd_id:
+        raise Fail("LNK's sender ID is not the queue's")
+    try:
+        opened = links.open_part(sb_key, lnk.link_data.enc_fixed, ed25519_public(root))
+    except CryptoError as exc:
+        raise Fail(f"the link's fixed data does not open: {exc}") from None
+    if opened != fixed:
+        raise Fail("the forwarded LGET returned other fixed data than LSET set")
+    return None
+
+
+@case("route.prohibited", "a recipient's command forwarded by a proxy is CMD PROHIBITED",
+      "DEP-14")
+async def _route_prohibited(ctx: Context) -> str | None:
+    routed = await Routed.connect(ctx)
+    key, _, ids = await routed.queue(ConnectionMode.Invitation)
+    answer = await routed.routed(KEY(sender_key=ctx.key().public), ids.rcv_id, key)
+    ctx.expect(answer, error="CMD PROHIBITED", step="a forwarded KEY")
+    return None
