@@ -95,6 +95,8 @@ class ProxiedRequest:
     client_key: bytes
     pfwd: DeployedPFWD
     version: int
+    #: the ephemeral X25519 secret whose public key PFWD carries
+    ephemeral: bytes
 
 
 def proxied_request(relay: ProxiedRelay, message: Message, entity_id: bytes,
@@ -113,7 +115,7 @@ def proxied_request(relay: ProxiedRelay, message: Message, entity_id: bytes,
     client_key = box_key(relay.relay_key, ephemeral)
     return ProxiedRequest(nonce, client_key, DeployedPFWD(
         version=relay.version, key=PublicKey(KeyAlgorithm.X25519, x25519_public(ephemeral)),
-        enc_transmission=seal_transmission(client_key, nonce, inner)), relay.version)
+        enc_transmission=seal_transmission(client_key, nonce, inner)), relay.version, ephemeral)
 
 
 def open_pres(request: ProxiedRequest, pres: DeployedPRES) -> Reply:

@@ -23,7 +23,16 @@ SET = VectorSet(
             "carries ss(sessionId) after the authorization, from 16 a non-empty authorization "
             "is followed by '0' (no service signature). NewTest and IdsTest: NEW and IDS in "
             "the layout of each version where it changes. AnswerTest: a response at a version "
-            "below its own, sent as its older form.",),
+            "below its own, sent as its older form. ForwardingTest: one command routed "
+            "privately (smp-wire §3.11, DEP-14): the client's transmission, as one batch padded "
+            "to 16226 bytes, sealed with X25519(ephemeralKey, relay session key) and nonce "
+            "corrId (encTransmission); the proxy's FwdTransmission ss(corrId) Word16(version) "
+            "ss(SPKI(ephemeral public key)) encTransmission sealed with X25519(proxyKey, relay "
+            "session key) and nonce rfwdCorrId (encFwdTransmission); the relay's answer, padded "
+            "and sealed like the transmission with corrId's bytes reversed (encResponse), and "
+            "FwdResponse ss(corrId) encResponse sealed like RFWD with rfwdCorrId reversed "
+            "(encFwdResponse). Every seal is crypto_box (XSalsa20-Poly1305 keyed by HSalsa20 of "
+            "the X25519 secret), tag first, no nonce.",),
     test_fields={"version": "int", "sessionId": "hex", "corrId": "hex", "entityId": "hex",
                  "command": "hex", "authorized": "hex", "authorization": "hex",
                  "signingKey": "hex", "serverSessionKey": "hex", "queueKey": "hex",
@@ -34,7 +43,10 @@ SET = VectorSet(
                  "fixedData": "hex", "linkKey": "hex", "sbKey": "hex", "rootKey": "hex",
                  "userData": "hex", "fixedNonce": "hex", "userNonce": "hex", "encFixed": "hex",
                  "encUser": "hex", "keyAlgorithm": "string", "rawKey": "hex", "spki": "hex",
-                 "spkiBase64": "string"},
+                 "spkiBase64": "string", "relaySessionKey": "hex", "ephemeralKey": "hex",
+                 "proxyKey": "hex", "encTransmission": "hex", "rfwdCorrId": "hex",
+                 "encFwdTransmission": "hex", "answer": "hex", "encResponse": "hex",
+                 "encFwdResponse": "hex"},
     optional=frozenset({"version", "encoded", "sessionId", "corrId", "entityId", "command",
                         "authorized",
                         "authorization", "signingKey", "serverSessionKey", "queueKey",
@@ -42,7 +54,10 @@ SET = VectorSet(
                         "ntfAuthKey", "ntfDhKey", "rcvId", "sndId", "srvDhKey", "linkId",
                         "notifierId", "srvNtfDhKey", "response", "fixedData", "linkKey",
                         "sbKey", "rootKey", "userData", "fixedNonce", "userNonce", "encFixed",
-                        "encUser", "keyAlgorithm", "rawKey", "spki", "spkiBase64"}),
+                        "encUser", "keyAlgorithm", "rawKey", "spki", "spkiBase64",
+                        "relaySessionKey", "ephemeralKey", "proxyKey", "encTransmission",
+                        "rfwdCorrId", "encFwdTransmission", "answer", "encResponse",
+                        "encFwdResponse"}),
     notes={"Ed25519": "authorized with an Ed25519 signature (signingKey is the seed)",
            "X25519": "authorized with a crypto_box authenticator: queueKey is the queue's "
                      "X25519 secret, serverSessionKey the server's per-session X25519 public key",
@@ -66,7 +81,8 @@ def groups() -> list[Json]:
             {"type": "IdsTest", "tests": _ids()},
             {"type": "AnswerTest", "tests": _answers()},
             {"type": "LinkDataTest", "tests": _link_data()},
-            {"type": "KeyEncodingTest", "tests": _key_encodings()}]
+            {"type": "KeyEncodingTest", "tests": _key_encodings()},
+            {"type": "ForwardingTest", "tests": _forwarding()}]
 
 
 def _transmissions() -> list[Json]:
@@ -273,3 +289,61 @@ def _key_encodings() -> list[Json]:
         tests.append(entry(f"deployed's published {name} key", ["ENC-5"], flags=["Deployed"],
                            keyAlgorithm=name, rawKey=raw, spki=der, spkiBase64=published))
     return tests
+
+
+def _forwarding() -> list[Json]:
+    """An SKEY routed privately through a proxy to the model as relay (DEP-14), authorized
+    with an X25519 authenticator over the relay session, every hop's bytes from the same
+    seeded keys and nonces."""
+    from smpref.client.core import AuthKeyPair, DhKeyPair, deployed_new
+    from smpref.client.proxied import ProxiedRelay, pres_for, proxied_request, rfwd_for
+    from smpref.crypto.forwarding import open_answer, open_transmission
+    from smpref.crypto.primitives import box_key
+    from smpref.testing.loopback import Loopback
+    from smpref.text.addresses import ServerAddress
+    from smpref.wire.blocks import decode_batch
+    from smpref.wire.dialects import Dialect
+    from smpref.wire.messages import (
+        IDS,
+        SKEY,
+        ConnectionMode,
+        DeployedRRES,
+        SubscriptionMode,
+    )
+
+    random = SeededRandom(b"vectors deployed forwarding")
+    loop = Loopback(seed=28)
+    recipient = loop.connect(Dialect.DEPLOYED, 18)
+    proxy = loop.connect(Dialect.DEPLOYED, 18, hello_key=True)
+    key, dh = AuthKeyPair.ed25519(random), DhKeyPair.generate(random)
+    (created,) = recipient.send(deployed_new(
+        18, rcv_auth_key=key.public, rcv_dh_key=dh.public, basic_auth=None,
+        sub_mode=SubscriptionMode.OnlyCreate, mode=ConnectionMode.Invitation), key=key)
+    assert isinstance(created.message, IDS)
+    relay_secret = loop.server.sessions[proxy.session_id].secret
+    assert proxy.hello_secret is not None
+    version = 17  # the newest a deployed proxy lets its clients use
+    relay = ProxiedRelay(ServerAddress(bytes(32), ("relay.example",)), proxy.session_id,
+                         version, proxy.client.server_session_public)
+    sender = AuthKeyPair.x25519(random)
+    message = SKEY(sender_key=sender.public)
+    request = proxied_request(relay, message, created.message.snd_id, sender, random)
+    (inner,) = decode_batch(open_transmission(request.client_key, request.nonce,
+                                              request.pfwd.enc_transmission))
+    rfwd_corr = random(24)
+    hello_key = box_key(proxy.client.server_session_public, proxy.hello_secret)
+    rfwd = rfwd_for(hello_key, rfwd_corr, request.pfwd, request.nonce)
+    (reply,) = proxy.send(rfwd, corr_id=rfwd_corr)
+    assert isinstance(reply.message, DeployedRRES)
+    pres = pres_for(hello_key, rfwd_corr, reply.message)
+    answer = open_answer(request.client_key, request.nonce, pres.enc_response)
+    return [entry("SKEY routed through a proxy with an X25519 authenticator, version 17",
+                  ["DEP-14", "DEP-15"], flags=["X25519"], version=version,
+                  sessionId=proxy.session_id, relaySessionKey=relay_secret,
+                  ephemeralKey=request.ephemeral, proxyKey=proxy.hello_secret,
+                  queueKey=sender.secret, corrId=request.nonce,
+                  entityId=created.message.snd_id, command=message.encode(), encoded=inner,
+                  encTransmission=request.pfwd.enc_transmission, rfwdCorrId=rfwd_corr,
+                  encFwdTransmission=rfwd.enc_fwd_transmission, answer=answer,
+                  encResponse=pres.enc_response,
+                  encFwdResponse=reply.message.enc_fwd_response)]

@@ -21,6 +21,7 @@ from smpref.vectors.independent.shared import (
     tests,
     unhex,
     x25519,
+    x25519_public,
 )
 
 _ED25519_SPKI = bytes.fromhex("302a300506032b6570032100")
@@ -158,10 +159,52 @@ def _key_encoding(t: dict[str, Any]) -> None:
     expect(t["spkiBase64"] in _PUBLISHED, t, "not a key deployed's tests publish")
 
 
+def _box(secret: bytes, public: bytes, nonce: bytes, message: bytes) -> bytes:
+    """NaCl crypto_box: XSalsa20-Poly1305 keyed by HSalsa20 of the X25519 secret."""
+    return salsa.secretbox(salsa.hsalsa20(x25519(secret, public), bytes(16)), nonce, message)
+
+
+def _padded_batch(transmission: bytes) -> bytes:
+    """One transmission as a batch, padded to 16226 bytes (deployed paddedProxiedTLength)."""
+    batch = b"\x01" + len(transmission).to_bytes(2, "big") + transmission
+    return len(batch).to_bytes(2, "big") + batch + b"#" * (16226 - len(batch) - 2)
+
+
+def _forwarding(t: dict[str, Any]) -> None:
+    """smp-wire §3.11: the four seals of a privately routed command, rebuilt by hand."""
+    relay = x25519_public(unhex(t, "relaySessionKey"))
+    ephemeral, proxy = unhex(t, "ephemeralKey"), unhex(t, "proxyKey")
+    corr, rfwd_corr = unhex(t, "corrId"), unhex(t, "rfwdCorrId")
+    entity, version = unhex(t, "entityId"), t["version"]
+    expect(len(corr) == len(rfwd_corr) == 24, t, "the nonces are 24 bytes")
+    command, queue = unhex(t, "command"), unhex(t, "queueKey")
+    expect(command == b"SKEY " + ss(_X25519_SPKI + x25519_public(queue)), t,
+           "the command is not SKEY with the queueKey's public key")
+    # signed over the relay session's ID, with the relay's session key of the proxy's
+    # connection; from 16 the authorization is followed by '0', the session ID is implied
+    authorized = ss(unhex(t, "sessionId")) + ss(corr) + ss(entity) + command
+    authorization = _box(queue, relay, corr, hashlib.sha512(authorized).digest())
+    inner = ss(authorization) + (b"0" if version >= 16 else b"") + ss(corr) + ss(entity) \
+        + command
+    expect(inner == unhex(t, "encoded"), t, "the inner transmission differs")
+    sealed = _box(ephemeral, relay, corr, _padded_batch(inner))
+    expect(sealed == unhex(t, "encTransmission"), t, "encTransmission differs")
+    forwarded = (ss(corr) + version.to_bytes(2, "big")
+                 + ss(_X25519_SPKI + x25519_public(ephemeral)) + sealed)
+    expect(_box(proxy, relay, rfwd_corr, forwarded) == unhex(t, "encFwdTransmission"), t,
+           "encFwdTransmission differs")
+    answer = unhex(t, "answer")
+    expect(answer == ss(b"") + ss(corr) + ss(entity) + b"OK", t, "the answer is not OK")
+    response = _box(ephemeral, relay, corr[::-1], _padded_batch(answer))
+    expect(response == unhex(t, "encResponse"), t, "encResponse differs")
+    expect(_box(proxy, relay, rfwd_corr[::-1], ss(corr) + response)
+           == unhex(t, "encFwdResponse"), t, "encFwdResponse differs")
+
+
 def check_deployed(vectors: dict[str, Any]) -> int:
     checks = {"TransmissionTest": _transmission, "NewTest": _new, "IdsTest": _ids,
               "AnswerTest": _answer, "LinkDataTest": _link_data,
-              "KeyEncodingTest": _key_encoding}
+              "KeyEncodingTest": _key_encoding, "ForwardingTest": _forwarding}
     for group, t in tests(vectors):
         if "version" in t or group["type"] not in ("LinkDataTest", "KeyEncodingTest"):
             expect(6 <= t["version"] <= 18, t, "not a version deployed SMP defines (6-18)")
