@@ -39,8 +39,12 @@ def test_tampered_and_reordered_blocks_are_rejected_and_the_chain_moves_on() -> 
     tampered = bytearray(third)
     tampered[-1] ^= 1
     with pytest.raises(BlockError):
-        receiver.decrypt(first[:-1])  # not a whole block: no key is spent
+        receiver.decrypt(third[:-1])  # not a whole block: no key is spent
     with pytest.raises(BlockError):
         receiver.decrypt(bytes(tampered))
     with pytest.raises(BlockError):
         receiver.decrypt(third)  # its key was spent on the tampered copy
+    fresh = BlockChain(b"k" * 32)
+    with pytest.raises(BlockError):
+        fresh.decrypt(first[:-1])
+    assert fresh.decrypt(first) == b"\x01\x00\x01a"  # the short block spent no key

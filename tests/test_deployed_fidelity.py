@@ -83,15 +83,18 @@ def test_replaced_or_deleted_notifier_credentials_send_deld_to_another_subscribe
         assert isinstance(deleted.message, OK)
         (ended,) = notifier.inbox
         assert ended.tag == tag and ended.transmission.entity_id == nid2
-    # the subscriber on the session that sends NKEY itself gets nothing
+    # the subscriber on the session that sends NKEY or NDEL itself gets nothing
     loop = Loopback(seed=1)
     owner = loop.connect(Dialect.DEPLOYED, 18)
     key, ids = _queue(owner)
     ntf, nid = _notifier(owner, key, ids.rcv_id)
     owner.send(NSUB(), nid, ntf)
     owner.inbox.clear()
-    _notifier(owner, key, ids.rcv_id)
+    ntf, nid = _notifier(owner, key, ids.rcv_id)
     assert not owner.inbox
+    assert owner.send(NSUB(), nid, ntf)[0].error is None
+    (deleted,) = owner.send(NDEL(), ids.rcv_id, key)
+    assert isinstance(deleted.message, OK) and not owner.inbox
 
 
 @req("DEP-12", "MSG-5")

@@ -104,3 +104,31 @@ def test_ed448_servers_chain_and_signed_session_key_are_accepted() -> None:
     with pytest.raises(IdentityError, match="not signed"):
         other, _ = _ed448_chain()
         check_identity((chain[0], other[1]), chain[0], hashlib.sha256(other[1]).digest())
+
+
+@req("DEP-15", "TRANS-10")
+@pytest.mark.parametrize(("offered", "chosen", "flag"), [((6, 18), 18, True),
+                                                        ((6, 13), 10, False),
+                                                        ((6, 9), 9, False)])
+def test_a_proxy_connects_to_a_relay_unencrypted_and_keeps_an_old_one_at_10(
+        tmp_path: object, offered: tuple[int, int], chosen: int, flag: bool) -> None:
+    """Transport.hs:796-812, 865-873: a proxy's hello carries its key and, from 14, the proxy
+    flag; its blocks are never encrypted; a relay below 14 is kept at 10, where none are."""
+    from pathlib import Path
+
+    from smpref.transport.credentials import load_or_create
+    from smpref.transport.handshake import ClientHandshake, ServerHandshake
+    from smpref.transport.versions import SMP_ALPN
+
+    credentials = load_or_create(Path(str(tmp_path)) / "credentials", "127.0.0.1")
+    session = b"s" * 32
+    server = ServerHandshake(credentials, session, lambda n: b"\x07" * n, offered)
+    client = ClientHandshake(credentials.key_hash, session, None, lambda n: b"\x09" * n,
+                             alpn=SMP_ALPN, proxy=True)
+    hello = ClientHello.decode(client.receive(server.hello()))
+    assert (hello.version, hello.proxy_server, hello.client_key is not None) == \
+        (chosen, flag, True)
+    assert client.block_secret is None
+    accepted = server.receive(hello.encode())
+    assert accepted.block_secret is None and accepted.client_key == hello.client_key
+    assert client.connected is not None and client.connected.hello_key

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
 import nacl.public as nacl
 import pytest
@@ -27,12 +28,14 @@ from smpref.crypto.primitives import box_key, cb_nonce, ed25519_public, secretbo
 from smpref.crypto.randomness import SeededRandom
 from smpref.errors import ClientError
 from smpref.model.config import ServerConfig
+from smpref.serve.proxy import Proxy
 from smpref.testing.loopback import Loopback, LoopbackConnection
 from smpref.text.addresses import ServerAddress, parse_server_address
 from smpref.wire.blocks import encode_batch, pad
 from smpref.wire.dialects import Dialect
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
+    ERR,
     IDS,
     KEY,
     MSG,
@@ -42,9 +45,11 @@ from smpref.wire.messages import (
     ConnectionMode,
     DeployedLGET,
     DeployedLinkData,
+    DeployedLKEY,
     DeployedLNK,
     DeployedLSET,
     DeployedPFWD,
+    DeployedPKEY,
     DeployedPRES,
     DeployedPRXY,
     DeployedRFWD,
@@ -53,6 +58,7 @@ from smpref.wire.messages import (
     MsgFlags,
     SubscriptionMode,
 )
+from smpref.wire.schema import parse_error, render_error
 from smpref.wire.transmission import Transmission
 
 RANDOM = SeededRandom(b"private routing")
@@ -164,6 +170,50 @@ def test_what_a_proxy_may_not_forward_and_what_the_client_got_wrong_answer_insid
     assert any(isinstance(r.message, MSG) for r in recipient.inbox)
 
 
+@req("DEP-14", "DEP-5")
+def test_a_forwarded_lkey_secures_and_reads_and_prohibited_comes_before_verification() -> None:
+    loop = Loopback(seed=6)
+    recipient = loop.connect(Dialect.DEPLOYED, 18)
+    proxy = loop.connect(Dialect.DEPLOYED, 18, hello_key=True)
+    key, _, ids = _queue(recipient, ConnectionMode.Invitation)
+    link_id = RANDOM(24)
+    data = DeployedLinkData(enc_fixed=b"f" * 40, enc_user=b"u" * 40)
+    assert recipient.send(DeployedLSET(link_id=link_id, link_data=data), ids.rcv_id,
+                          key)[0].error is None
+    sender = AuthKeyPair.ed25519(RANDOM)
+    lnk = _routed(proxy, DeployedLKEY(sender_key=sender.public), link_id, sender)
+    assert isinstance(lnk.message, DeployedLNK) and lnk.message.link_data == data
+    # a recipient's command with a signature that does not verify: PROHIBITED, not AUTH,
+    # for deployed refuses the command before it verifies anything (Server.hs:2010-2018)
+    stranger = AuthKeyPair.ed25519(RANDOM)
+    assert _routed(proxy, KEY(sender_key=sender.public), ids.rcv_id,
+                   stranger).error == "CMD PROHIBITED"
+    assert _routed(proxy, SEND(flags=MsgFlags(notification=False), body=b"z"),
+                   ids.snd_id, stranger).error == "AUTH"  # forwardable: verified
+
+
+@req("DEP-14")
+def test_a_forwarded_version_below_7_is_read_with_the_implied_session() -> None:
+    """The inner transmission's session ID is implied by the proxy's connection (8 or later),
+    whatever version the client names (Server.hs:1992-1995)."""
+    loop = Loopback(seed=7)
+    recipient = loop.connect(Dialect.DEPLOYED, 18)
+    proxy = loop.connect(Dialect.DEPLOYED, 18, hello_key=True)
+    _, _, ids = _queue(recipient)
+    relay = ProxiedRelay(NOWHERE, proxy.session_id, 7, proxy.client.server_session_public)
+    request = proxied_request(relay, SEND(flags=MsgFlags(notification=False), body=b"v6"),
+                              ids.snd_id, None, RANDOM)
+    corr, reply = _rfwd(proxy, FwdTransmission(
+        corr_id=request.nonce, version=6, key=request.pfwd.key,
+        enc_transmission=request.pfwd.enc_transmission))
+    assert isinstance(reply.message, DeployedRRES) and proxy.hello_secret is not None
+    response = open_fwd_response(box_key(proxy.client.server_session_public,
+                                         proxy.hello_secret), corr,
+                                 reply.message.enc_fwd_response)
+    answer = open_pres(request, DeployedPRES(enc_response=response.enc_response))
+    assert isinstance(answer.message, OK)
+
+
 @req("DEP-14")
 def test_rfwd_failures_are_answered_in_deployeds_order() -> None:
     loop = Loopback(seed=3)
@@ -228,8 +278,9 @@ def test_two_smpref_servers_carry_a_privately_routed_send_and_lget(tmp_path: Pat
     with ServeProcess(tmp_path / "relay", "--no-proxy") as relay, \
             ServeProcess(tmp_path / "proxy") as proxy:
         asyncio.run(_route_between(relay.address, proxy.address))
-        relay_events = {e.get("event") for e in relay.events()}
-        assert "connected" in relay_events
+        # the proxy's connection to the relay: deployed, its blocks never encrypted (DEP-15)
+        assert any(e.get("event") == "connected" and e.get("encrypted") is False
+                   and e.get("protocol") == "deployed" for e in relay.events())
 
 
 async def _route_between(relay_address: str, proxy_address: str) -> None:
@@ -254,8 +305,12 @@ async def _route_between(relay_address: str, proxy_address: str) -> None:
         assert isinstance((await recipient.request(
             DeployedLSET(link_id=link_id, link_data=data), ids.rcv_id, key)).message, OK)
 
+        pkey = await sender.request(DeployedPRXY(
+            relay=relay_server(parse_server_address(relay_address)), basic_auth=None))
+        assert isinstance(pkey.message, DeployedPKEY), pkey.error
+        assert (pkey.message.min_version, pkey.message.max_version) == (8, 17)
         relay = await sender.proxy_session(relay_address)
-        assert relay.session_id != sender.session_id and 8 <= relay.version <= 17
+        assert relay.session_id == pkey.message.session_id and relay.version == 17
         assert len(relay.session_id) == len(sender.session_id) == 32  # ChaCha20 only, TRANS-8
         sent = await sender.proxied_request(relay, SEND(flags=MsgFlags(notification=False),
                                                         body=b"through a proxy"), ids.snd_id)
@@ -282,3 +337,45 @@ async def _route_between(relay_address: str, proxy_address: str) -> None:
         wrong = parse_server_address(relay_address)
         with pytest.raises(ClientError, match="HANDSHAKE IDENTITY"):
             await sender.proxy_session(ServerAddress(bytes(32), wrong.hosts, wrong.port))
+
+
+class _ScriptedRelay:
+    """What the proxy needs of its connection to a relay, answering as told."""
+
+    def __init__(self, answer: Reply | Exception, closed: str | None = None) -> None:
+        self.answer, self.closed_reason = answer, closed
+        self.session_id = b"s" * 32
+        self.connected = SimpleNamespace(hello_key=bytes(32))
+        self.sent: list[object] = []
+
+    async def request(self, message: object, entity_id: bytes = b"", key: object = None, *,
+                      corr_id: bytes | None = None, timeout: float = 30.0) -> Reply:
+        self.sent.append(message)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+@req("DEP-15")
+@pytest.mark.parametrize(("answer", "closed", "expected"), [
+    (Reply(Transmission(b"", b"c", b"", b"ERR AUTH"), ERR(error=parse_error("AUTH"))), None,
+     "PROXY PROTOCOL AUTH"),
+    (Reply(Transmission(b"", b"c", b"", b"RRES x"), DeployedRRES(enc_fwd_response=b"x" * 40)),
+     None, "CRYPTO"),
+    (Reply(Transmission(b"", b"c", b"", b"OK"), OK()), None, "PROXY BROKER UNEXPECTED \x02OK"),
+    (ClientError("no answer within 30 s"), None, "PROXY BROKER TIMEOUT"),
+    (ClientError("connection closed"), "closed", "PROXY NO_SESSION"),
+])
+def test_the_proxy_maps_what_the_relay_answers_as_deployed(
+        answer: Reply | Exception, closed: str | None, expected: str) -> None:
+    """Server.hs:1415-1432 and Client.hs smpProxyError (791-801): the relay's ERR is wrapped,
+    an RRES that does not open is CRYPTO, another answer UNEXPECTED; a relay connection that
+    has ended is no session."""
+    proxy = Proxy(RANDOM)
+    relay = _ScriptedRelay(answer, closed)
+    proxy._by_session[relay.session_id] = relay  # type: ignore[assignment]
+    pfwd = DeployedPFWD(version=17, key=PublicKey(KeyAlgorithm.X25519, bytes(range(32))),
+                        enc_transmission=b"sealed")
+    got = asyncio.run(proxy.call(pfwd, relay.session_id, RANDOM(24)))
+    assert isinstance(got, ERR) and render_error(got.error) == expected
+    assert bool(relay.sent) is (closed is None)  # nothing goes to a relay that has gone
