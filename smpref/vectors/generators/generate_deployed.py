@@ -295,11 +295,14 @@ def _forwarding() -> list[Json]:
     """An SKEY routed privately through a proxy to the model as relay (DEP-14), authorized
     with an X25519 authenticator over the relay session, every hop's bytes from the same
     seeded keys and nonces."""
-    from smpref.client.core import AuthKeyPair, DhKeyPair, deployed_new
+    from smpref.client.core import AuthKeyPair, ClientSession, DhKeyPair, Reply, deployed_new
     from smpref.client.proxied import ProxiedRelay, pres_for, proxied_request, rfwd_for
     from smpref.crypto.forwarding import open_answer, open_transmission
-    from smpref.crypto.primitives import box_key
-    from smpref.testing.loopback import Loopback
+    from smpref.crypto.primitives import box_key, x25519_public
+    from smpref.model.config import ServerConfig
+    from smpref.model.environment import ManualClock
+    from smpref.model.queue_store import MemoryStore
+    from smpref.model.server import Server
     from smpref.text.addresses import ServerAddress
     from smpref.wire.blocks import decode_batch
     from smpref.wire.dialects import Dialect
@@ -312,35 +315,47 @@ def _forwarding() -> list[Json]:
     )
 
     random = SeededRandom(b"vectors deployed forwarding")
-    loop = Loopback(seed=28)
-    recipient = loop.connect(Dialect.DEPLOYED, 18)
-    proxy = loop.connect(Dialect.DEPLOYED, 18, hello_key=True)
+    server = Server(ServerConfig(), MemoryStore(), ManualClock(), SeededRandom(b"relay"))
+    # the recipient's connection and the proxy's, whose hello carried a key (DEP-14)
+    recipient_sid, proxy_sid = random(32), random(32)
+    recipient_secret, relay_secret, proxy_key = random(32), random(32), random(32)
+    server.open_session(recipient_sid, recipient_secret, Dialect.DEPLOYED, 18)
+    server.open_session(proxy_sid, relay_secret, Dialect.DEPLOYED, 18,
+                        x25519_public(proxy_key))
+    recipient = ClientSession(recipient_sid, x25519_public(recipient_secret), random, 18)
+    proxy = ClientSession(proxy_sid, x25519_public(relay_secret), random, 18)
+
+    def answer_to(session: ClientSession, data: bytes) -> Reply:
+        (out,) = [o for o in server.receive(session.session_id, data)
+                  if o.session_id == session.session_id]
+        return Reply.decode(out.encode(18), Dialect.DEPLOYED, 18)
+
     key, dh = AuthKeyPair.ed25519(random), DhKeyPair.generate(random)
-    (created,) = recipient.send(deployed_new(
+    _, new = recipient.transmission(deployed_new(
         18, rcv_auth_key=key.public, rcv_dh_key=dh.public, basic_auth=None,
-        sub_mode=SubscriptionMode.OnlyCreate, mode=ConnectionMode.Invitation), key=key)
+        sub_mode=SubscriptionMode.OnlyCreate, mode=ConnectionMode.Invitation), b"", key)
+    created = answer_to(recipient, new)
     assert isinstance(created.message, IDS)
-    relay_secret = loop.server.sessions[proxy.session_id].secret
-    assert proxy.hello_secret is not None
     version = 17  # the newest a deployed proxy lets its clients use
-    relay = ProxiedRelay(ServerAddress(bytes(32), ("relay.example",)), proxy.session_id,
-                         version, proxy.client.server_session_public)
+    relay = ProxiedRelay(ServerAddress(bytes(32), ("relay.example",)), proxy_sid, version,
+                         x25519_public(relay_secret))
     sender = AuthKeyPair.x25519(random)
     message = SKEY(sender_key=sender.public)
     request = proxied_request(relay, message, created.message.snd_id, sender, random)
     (inner,) = decode_batch(open_transmission(request.client_key, request.nonce,
                                               request.pfwd.enc_transmission))
     rfwd_corr = random(24)
-    hello_key = box_key(proxy.client.server_session_public, proxy.hello_secret)
+    hello_key = box_key(x25519_public(relay_secret), proxy_key)
     rfwd = rfwd_for(hello_key, rfwd_corr, request.pfwd, request.nonce)
-    (reply,) = proxy.send(rfwd, corr_id=rfwd_corr)
+    _, sent = proxy.transmission(rfwd, b"", None, rfwd_corr)
+    reply = answer_to(proxy, sent)
     assert isinstance(reply.message, DeployedRRES)
     pres = pres_for(hello_key, rfwd_corr, reply.message)
     answer = open_answer(request.client_key, request.nonce, pres.enc_response)
     return [entry("SKEY routed through a proxy with an X25519 authenticator, version 17",
                   ["DEP-14", "DEP-15"], flags=["X25519"], version=version,
-                  sessionId=proxy.session_id, relaySessionKey=relay_secret,
-                  ephemeralKey=request.ephemeral, proxyKey=proxy.hello_secret,
+                  sessionId=proxy_sid, relaySessionKey=relay_secret,
+                  ephemeralKey=request.ephemeral, proxyKey=proxy_key,
                   queueKey=sender.secret, corrId=request.nonce,
                   entityId=created.message.snd_id, command=message.encode(), encoded=inner,
                   encTransmission=request.pfwd.enc_transmission, rfwdCorrId=rfwd_corr,
