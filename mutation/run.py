@@ -105,6 +105,15 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
     ("smpref/model/server.py", "ReplaceComparisonOperator", 'if entity == "link_id"',
      "the entity kinds left after link_key are none, recipient_id, sender_id, notifier_id "
      "and link_id; none of the others sorts at or below 'link_id'"),
+    ("smpref/model/relay.py", "ReplaceComparisonOperator",
+     "if transmissions is not None and len(transmissions) > 1",
+     "decode_batch refuses a count of 0, so a batch that parses holds 1 or more: `> 1` and "
+     "`!= 1` agree"),
+    ("smpref/model/relay.py", "NumberReplacer", "transmissions[0] if transmissions else None",
+     "after the SEVERAL check the list has one transmission: index 0 and -1 are the same"),
+    ("smpref/model/relay.py", "ReplaceAndWithOr", "assert forwarded is not None and client_key",
+     "an internal assertion for the type checker: the accepting rule runs only when no "
+     "failure guard held, and then all three are set"),
     ("smpref/model/rules.py", "Eq_GtE", "return self.outcome == ACCEPT",
      "every rejecting outcome is an upper-case error name, which sorts below 'accept'"),
     ("smpref/model/rules.py", "NotEq_Lt", "return len(set(chosen)) != len(chosen)",
@@ -338,12 +347,13 @@ class Target:
 #: only: the rule tables and rule tests (under 2 s), a deployed client against in-process
 #: servers (0.7 s), then the state machines (6 s and 10 s)
 MACHINES_AND_RULES = ("tests/test_rule_table.py", "tests/test_deployed_model.py",
-                      "tests/test_model_rules.py", "tests/test_deployed_serve.py",
+                      "tests/test_model_rules.py", "tests/test_deployed_fidelity.py",
+                      "tests/test_private_routing.py", "tests/test_deployed_serve.py",
                       "tests/test_model_machine.py", "tests/test_dialect_machine.py")
 TARGETS = (
     Target("model rules", ("smpref/model/rules.py", "smpref/model/effects.py",
                            "smpref/model/delivery.py", "smpref/model/retention.py",
-                           "smpref/model/deployed_effects.py"),
+                           "smpref/model/deployed_effects.py", "smpref/model/relay.py"),
            MACHINES_AND_RULES),
     Target("ratchet", ("smpref/crypto/ratchet.py",),
            ("tests/test_ratchet.py", "tests/test_model_machine.py")),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from smpref.crypto.forwarding import (
     open_forwarded,
@@ -31,15 +30,13 @@ from smpref.crypto.forwarding import (
 )
 from smpref.crypto.primitives import box_key
 from smpref.errors import BlockError, CryptoError, WireError
+from smpref.model.server_state import ServerState
 from smpref.model.sessions import Outgoing, Session
 from smpref.wire.blocks import decode_batch
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR, FwdResponse, FwdTransmission
 from smpref.wire.schema import decode_struct, parse_error
 from smpref.wire.version_history import IMPLIED_SESSION
-
-if TYPE_CHECKING:
-    from smpref.model.server_state import ServerState
 
 #: the commands a proxy may forward (deployed Server.hs: the sender's and the link reader's)
 FORWARDABLE = frozenset({"SEND", "SKEY", "DeployedLKEY", "DeployedLGET"})
@@ -59,7 +56,7 @@ class Failure(Enum):
     SEVERAL = "the client's sealed batch holds more than one transmission"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Opened:
     """An RFWD opened as far as it goes: the failure, or what the relay serves."""
 
@@ -118,9 +115,9 @@ def serve_rfwd(server: ServerState, proxy: Session, corr_id: bytes, opened: Open
         out = [Outgoing(session.session_id, b"", b"", ERR(error=parse_error("BLOCK")))]
     else:
         out = server.serve_forwarded(session, opened.transmission)
-    answers = [o for o in out if o.session_id == session.session_id]
+    # every command the generic step serves has exactly one answer
+    (answer,) = [o for o in out if o.session_id == session.session_id]
     events = [o for o in out if o.session_id != session.session_id]
-    assert len(answers) == 1, "a forwarded command has exactly one answer"
-    sealed = seal_answer(client_key, forwarded.corr_id, answers[0].encode(session.version))
+    sealed = seal_answer(client_key, forwarded.corr_id, answer.encode(session.version))
     return seal_fwd_response(session_key, corr_id, FwdResponse(
         corr_id=forwarded.corr_id, enc_response=sealed)), events
