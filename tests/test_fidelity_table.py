@@ -5,6 +5,7 @@ source line, or a row naming a test or conformance case that does not exist fail
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def _rows() -> list[list[str]]:
     return rows
 
 
+@functools.cache
 def _tests_in(file: str) -> set[str]:
     tree = ast.parse((ROOT / "tests" / file).read_text())
     return {n.name for n in ast.walk(tree)
