@@ -4,6 +4,7 @@ top; keeping this below the effects is what lets them import it without a cycle.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -50,7 +51,7 @@ class SweepState:
                           cutoff_budget=self.optional_by_day.get(last, 0))
 
 
-class ServerState:
+class ServerState(abc.ABC):
     """What one model server holds: configuration, store, clock, random source, observer,
     sessions and subscriptions, and where its sweep is."""
 
@@ -177,8 +178,9 @@ class ServerState:
         self.observe("end", (requirement,))
         return Outgoing(session_id, b"", entity_id, END())
 
+    @abc.abstractmethod
     def serve_forwarded(self, session: Session, transmission: bytes) -> list[Outgoing]:
         """Serve one transmission a proxy forwarded (DEP-14) on ``session``, a session of its
-        own: its answer is addressed to it, events to the sessions they are for. Written by
-        :class:`smpref.model.server.Server`, whose generic step it is."""
-        raise NotImplementedError
+        own: its answer is addressed to it, events to the sessions they are for. The generic
+        step does it (:class:`smpref.model.server.Server`); it is declared here because an
+        effect, which sees only this state, serves RFWD with it."""

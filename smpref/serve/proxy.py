@@ -45,10 +45,7 @@ from smpref.wire.messages import (
 )
 from smpref.wire.schema import parse_error
 from smpref.wire.structs import Command, Response
-from smpref.wire.version_history import PROXY
-
-#: the newest version a proxy offers its clients of a relay (deployed proxiedSMPRelayVersion)
-PROXIED_NEWEST = 17
+from smpref.wire.version_history import PROXIED_NEWEST, PROXY
 
 
 def relay_address(relay: RelayServer) -> ServerAddress:

@@ -199,10 +199,11 @@ class ClientHandshake:
                                        self.version)
         except VersionError as exc:
             raise HandshakeFailedError("VERSION", str(exc)) from None
-        if self.proxy and hello.max_version < PROXY_FLAG and negotiated.version > 10:
+        if self.proxy and hello.max_version < PROXY_FLAG and \
+                negotiated.version >= BLOCK_ENCRYPTION_VERSION:
             # deployed's proxy keeps an old relay at 10, where no block is encrypted
             # (Transport.hs smpClientHandshake)
-            negotiated = Negotiated(max(10, hello.min_version))
+            negotiated = Negotiated(max(BLOCK_ENCRYPTION_VERSION - 1, hello.min_version))
         secret = self.random(32)
         self.connected = Connected(negotiated, (hello.min_version, hello.max_version),
                                    server_public, hello.certificates, hello.signed_key,

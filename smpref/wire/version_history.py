@@ -42,6 +42,10 @@ NOTIFIER_CREDENTIALS: Final = 17
 #: from 18: client notices inside BLOCKED
 CLIENT_NOTICES: Final = 18
 
+#: the newest version a deployed proxy lets its clients use with a relay
+#: (proxiedSMPRelayVersion: newer ones would tell clients apart, DEP-15)
+PROXIED_NEWEST: Final = 17
+
 #: every version a deployed server accepts under ALPN smp/1
 DEPLOYED: Final = tuple(range(OLDEST, NEWEST + 1))
 

@@ -33,12 +33,11 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.structs import Message
+from smpref.wire.version_history import PROXIED_NEWEST
 
 group = CaseGroup("routing")
 case = group.case
 
-#: the newest version a deployed proxy lets its clients use with a relay
-PROXIED_NEWEST = 17
 
 
 class Routed:

@@ -313,6 +313,7 @@ def _forwarding() -> list[Json]:
         DeployedRRES,
         SubscriptionMode,
     )
+    from smpref.wire.version_history import PROXIED_NEWEST
 
     random = SeededRandom(b"vectors deployed forwarding")
     server = Server(ServerConfig(), MemoryStore(), ManualClock(), SeededRandom(b"relay"))
@@ -336,7 +337,7 @@ def _forwarding() -> list[Json]:
         sub_mode=SubscriptionMode.OnlyCreate, mode=ConnectionMode.Invitation), b"", key)
     created = answer_to(recipient, new)
     assert isinstance(created.message, IDS)
-    version = 17  # the newest a deployed proxy lets its clients use
+    version = PROXIED_NEWEST  # the newest a deployed proxy lets its clients use
     relay = ProxiedRelay(ServerAddress(bytes(32), ("relay.example",)), proxy_sid, version,
                          x25519_public(relay_secret))
     sender = AuthKeyPair.x25519(random)
