@@ -55,6 +55,7 @@ docs: $(VENV)/.installed
 	$(BIN)/smpref docs cli --out docs/reference/cli.md
 	$(BIN)/smpref docs reference --out docs/reference/commands.md
 	$(BIN)/smpref docs rules --out docs/reference/rules.md
+	$(BIN)/smpref docs client-checks --out docs/reference/client-checks.md
 	$(BIN)/smpref spec coverage --markdown --out docs/reference/coverage.md
 	$(BIN)/smpref docs vectors --out docs/vectors/sets > /dev/null
 	$(BIN)/mkdocs build --strict --site-dir .site

@@ -179,6 +179,14 @@ class DeployedClient:
     """One connection at version 18 over ALPN ``smp/1``."""
 
     def __init__(self, stream: BlockStream, session: bytes, version: int) -> None:
+        #: sign the session ID too (TRANS-6); False plants the fault of signing without it
+        self.sign_session = True
+        #: read every transmission of a block (TRANS-3); False plants the fault of reading
+        #: only the first
+        self.whole_blocks = True
+        #: how long a request waits for its answer, and whether it closes when none came
+        self.timeout = 10.0
+        self.close_on_timeout = False
         self.stream = stream
         self.session = session
         self.version = version
@@ -188,15 +196,17 @@ class DeployedClient:
 
     @classmethod
     async def connect(cls, address: str, alpn: tuple[str, ...] = ("smp/1",),
-                      version: int | None = None) -> DeployedClient:
+                      version: int | None = None, *, key_hash: bytes | None = None,
+                      sni: str | None = None) -> DeployedClient:
         """Over ALPN ``smp/1``, at the server's newest version or at ``version``. The
         handshake is written here from smp-wire §2.3-2.5: the server hello read and its chain
         and signed session key checked, the client hello laid out for the version; only the
-        block encryption (§2.4) is smpref's framing."""
+        block encryption (§2.4) is smpref's framing. ``key_hash`` and ``sni`` plant faults:
+        another key hash in the hello, an SNI in TLS."""
         server = parse_server_address(address)
         reader, writer = await asyncio.open_connection(
             server.hosts[0], server.effective_port, ssl=client_context(list(alpn)),
-            server_hostname=None)
+            server_hostname=sni)
         stream = BlockStream(reader, writer)
         ssl_object = writer.get_extra_info("ssl_object")
         session = session_id(ssl_object)
@@ -217,7 +227,7 @@ class DeployedClient:
         chosen = min(high, 18) if version is None else version
         assert low <= chosen <= high, (low, high, chosen)
         mine = PrivateKey.generate()
-        hello = struct.pack(">H", chosen) + ss(server.key_hash)
+        hello = struct.pack(">H", chosen) + ss(key_hash or server.key_hash)
         if chosen >= 7:
             hello += ss(X25519_SPKI + bytes(mine.public_key))
         if chosen >= 14:
@@ -258,7 +268,8 @@ class DeployedClient:
             block = await self.stream.read_block()
             content = self.stream.framing.open(block)
             p = Parser(content)
-            for _ in range(p.take(1)[0]):
+            count = p.take(1)[0]
+            for _ in range(count if self.whole_blocks else 1):
                 t = Parser(p.large())
                 assert t.ss() == b""  # server transmissions are not authorized
                 if self.version < 7:  # the session ID is sent below version 7 (§3.2)
@@ -278,7 +289,8 @@ class DeployedClient:
         corr = os.urandom(24) if corr_id is None else corr_id
         signed = ss(corr) + ss(entity) + command
         if signature is None:
-            signature = key.sign(ss(self.session) + signed).signature if key else b""
+            prefix = ss(self.session) if self.sign_session else b""
+            signature = key.sign(prefix + signed).signature if key else b""
         if self.version < 7:  # the session ID is sent, and there is no service signature
             return corr, ss(signature) + ss(self.session) + signed
         if self.version < 16:  # no service signature before version 16
@@ -295,7 +307,18 @@ class DeployedClient:
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self.replies[corr] = future
         await self.send_raw([data])
-        return await asyncio.wait_for(future, 10)
+        # the answer, or the end of the connection: a closed one is not waited on
+        await asyncio.wait({future, self.reader}, timeout=self.timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if future.done():
+            return future.result()
+        if self.reader.done():
+            future.cancel()
+            raise ConnectionError("the server closed the connection")
+        future.cancel()
+        if self.close_on_timeout:  # a client that gives up on the connection
+            await self.close()
+        raise TimeoutError(f"no answer within {self.timeout} s")
 
     async def event(self, timeout: float = 5) -> Reply:
         return await asyncio.wait_for(self.events.get(), timeout)

@@ -197,3 +197,19 @@ def test_version() -> None:
     from smpref import __version__
     result = run("--version")
     assert result.returncode == 0 and result.stdout.strip() == f"smpref {__version__}"
+
+
+def test_campaign_targets_line_up_whatever_the_longest_name() -> None:
+    """Every summary starts in the same column, past the longest target name."""
+    from click.testing import CliRunner
+
+    from smpref.campaign.targets import targets
+    from smpref.cli import main
+
+    done = CliRunner().invoke(main, ["campaign", "targets"])
+    assert done.exit_code == 0
+    lines = done.output.splitlines()
+    summaries = {name: spec.summary for name, spec in targets().items()}
+    assert len(lines) == len(summaries)
+    columns = {line.index(summaries[line.split()[0]]) for line in lines}
+    assert len(columns) == 1 and columns.pop() > max(map(len, summaries))

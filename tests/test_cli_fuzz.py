@@ -35,7 +35,7 @@ from smpref.cli import main
 from smpref.errors import InvalidValueError
 from smpref.text.addresses import address_host, check_basic_auth, parse_server_address
 
-NETWORK = {"serve", "conform", "run"}
+NETWORK = {"serve", "conform", "run", "client-check"}
 
 
 def leaves(group: click.Group, path: tuple[str, ...] = ()
@@ -128,7 +128,7 @@ def argv(path: tuple[str, ...], command: click.Command, target: str, value: str)
             args.append("00")
         elif isinstance(param, click.Option) and param.required:
             args += [param.opts[0], "/proc/version/x"]
-    if path == ("serve",) and target != "port":
+    if path in (("serve",), ("client-check",)) and target != "port":
         args += ["--port", "0"]
     return args
 

@@ -2,9 +2,10 @@
 package and exits 0, so the pages cannot promise a command that fails. The lines of one block
 run in order in one folder, as a reader would type them.
 
-Three things are adapted, and only these: ``serve`` gets a free port and a temporary folder
-(and must print its address and exit 0 on SIGTERM); an address written with a placeholder
-(``<keyHash>``) is replaced by the address of a server started for this test; and a
+Three things are adapted, and only these: ``serve`` and ``client-check`` get a free port and
+a temporary folder (and must print their address and exit 0 on SIGTERM); an address written
+with a placeholder (``<keyHash>``) is replaced by the address of a server started for this
+test; and a
 ``--seconds`` budget is capped at half a second so that a page can show a long fuzz run
 (at least one seed always runs).
 
@@ -30,6 +31,8 @@ import pytest
 SMPREF = shutil.which("smpref", path=str(Path(sys.executable).parent))
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+#: commands that listen until a signal: they get a free port and a temporary folder
+LISTENING = ("serve", "client-check")
 BLOCK = re.compile(r"^```(?:sh|bash|shell|console)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -73,7 +76,7 @@ def adapted(args: list[str], live: str, tmp: Path) -> list[str]:
     for arg in args:
         out.append(live if arg.startswith("smp://") and "<" in arg else arg)
     for option, value in (("--port", "0"), ("--store", str(tmp / "server"))):
-        if args[0] == "serve" and option in out:
+        if args[0] in LISTENING and option in out:
             out[out.index(option) + 1] = value
     if "--seconds" in out:
         at = out.index("--seconds") + 1
@@ -115,7 +118,7 @@ def test_a_documented_block_runs(page: str, lines: list[str], tmp_path: Path,  #
             out = args[args.index("--out") + 1] if "--out" in args else "campaign"
             assert (tmp_path / out / "runs" / "_SUCCESS").is_file(), (page, line)
             continue
-        if args[0] == "serve":
+        if args[0] in LISTENING:  # it prints its address, and SIGTERM ends it cleanly
             with subprocess.Popen([SMPREF, *args], stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, cwd=tmp_path) as server:
                 assert server.stdout is not None

@@ -21,7 +21,7 @@ from browser import ARTIFACTS, FLAGS, chromium
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 GENERATED = [("cli", "reference/cli.md"), ("reference", "reference/commands.md"),
-             ("rules", "reference/rules.md")]
+             ("rules", "reference/rules.md"), ("client-checks", "reference/client-checks.md")]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_chromium_renders_the_home_page(served: str, tmp_path: Path) -> None:
     for job, command in (("Check your parsers and your crypto against the vectors",
                           "smpref vectors verify"),
                          ("Check your server", "smpref conform"),
-                         ("Check your client", "smpref serve")):
+                         ("Check your client", "smpref client-check")):
         assert job in text and command in text, job
     assert 'class="md-search__input' in dom          # search
     assert "Getting started in another language" in dom  # navigation

@@ -49,6 +49,21 @@ def conform_report(tmp: Path) -> Any:
     return json.loads((tmp / "r.json").read_text())
 
 
+def client_check_report(tmp: Path) -> Any:
+    """A check that ends with nobody connected (SIGTERM): the report has every field."""
+    import signal
+
+    assert SMPREF
+    with subprocess.Popen([SMPREF, "client-check", "--store", str(tmp / "srv"), "--port", "0",
+                           "--json", str(tmp / "c.json")], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as check:
+        assert check.stdout is not None
+        assert check.stdout.readline().startswith(b"smp://")
+        check.send_signal(signal.SIGTERM)
+        assert check.wait(30) == 0
+    return json.loads((tmp / "c.json").read_text())
+
+
 def store_check(tmp: Path) -> Any:
     from smpref.store import JournalStore
 
@@ -67,6 +82,7 @@ RUNS: dict[str, Callable[[Path], Any]] = {
         "wire", "decode", "--json", "00 04 31323334 00 50494e47"),
     "`smpref vectors verify --json`": lambda _: smpref("vectors", "verify", "--json"),
     "`smpref conform --json FILE` (the report)": conform_report,
+    "`smpref client-check --json FILE` (the report)": client_check_report,
     "`smpref model fuzz --json`": lambda _: smpref("model", "fuzz", "--seeds", "1",
                                                    "--examples", "2", "--json"),
     "`smpref store check --json`": store_check,

@@ -17,7 +17,7 @@ PAGE_PREFIXES = {
     "links.md": {"LINK", "SLINK"}, "addresses.md": {"URI"}, "storage.md": {"STORE"},
     "retention.md": {"RET"}, "rotation.md": {"ROT"}, "queue-encryption.md": {"QENC"},
     "transport.md": {"TRANS"}, "divergences.md": {"DIV"}, "messaging.md": {"MSG"},
-    "authorization.md": {"AUTH"},
+    "authorization.md": {"AUTH"}, "clients.md": {"CLNT"},
 }
 
 

@@ -84,6 +84,7 @@ def main() -> None:
 def _register() -> None:
     from smpref.cli import (
         campaign_commands,
+        client_check_commands,
         doc_commands,
         model_commands,
         network,
@@ -93,7 +94,7 @@ def _register() -> None:
     )
 
     for module in (text_commands, wire_commands, vector_commands, model_commands,
-                   doc_commands, network, campaign_commands):
+                   doc_commands, network, client_check_commands, campaign_commands):
         for command in module.COMMANDS:
             main.add_command(command)
 

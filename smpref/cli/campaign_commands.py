@@ -69,8 +69,10 @@ def campaign_targets() -> None:
     """List the targets a campaign can run against."""
     from smpref.campaign.targets import targets
 
-    for name, spec in sorted(targets().items()):
-        click.echo(f"{name:<14} {spec.summary}")
+    table = sorted(targets().items())
+    width = max(len(name) for name, _ in table)  # names are as wide as the longest one
+    for name, spec in table:
+        click.echo(f"{name:<{width}}  {spec.summary}")
 
 
 @campaign.command("run")

@@ -63,6 +63,16 @@ def docs_rules(out: Path | None) -> None:
     _write(rules_page(load()), target)
 
 
+@docs.command("client-checks")
+@_out_option()
+def docs_client_checks(out: Path | None) -> None:
+    """Write the client checker's checks and cases (Markdown), with their requirements."""
+    from smpref.clientcheck.catalogue import catalogue_page
+
+    target = None if out is None else output_file(out, "--out", create_folder=True)
+    _write(catalogue_page(), target)
+
+
 @docs.command("types")
 @_out_option("Write to this file (smpref/wire/messages.py) instead of standard output.")
 @click.option("--check", "check_file", type=FILE_PATH, default=None,

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from smpref.serve.listener import ServeConfig
 
 
-def _bind_host(host: str, option: str) -> str:
+def bind_host(host: str, option: str) -> str:
     """A host to listen on or to print: a name, an IPv4 or an IPv6 address (brackets
     optional); refused with one line when it is none of these."""
     from smpref.text.addresses import address_host
@@ -98,9 +98,9 @@ def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PL
     from smpref.serve.listener import ServeConfig
     from smpref.text.addresses import check_basic_auth
 
-    bind = _bind_host(host, "--host")
+    bind = bind_host(host, "--host")
     if advertise is not None:
-        _bind_host(advertise, "--advertise")
+        bind_host(advertise, "--advertise")
     if password is not None:
         try:
             check_basic_auth(password)

@@ -281,18 +281,26 @@ def _ack(step: Step[ACK]) -> list[Outgoing]:
 
 @effect("SEND")
 def _send(step: Step[SEND]) -> list[Outgoing]:
-    server, cmd = step.server, step.command
-    queue = step.found()
+    cmd = step.command
+    return [answer(step, OK()),
+            *store_message(step.server, step.found(), cmd.body, cmd.flags.notification)]
+
+
+def store_message(server: ServerState, queue: QueueRecord, body: bytes, notification: bool
+                  ) -> list[Outgoing]:
+    """Store a message at the end of a queue, as an accepted SEND does, and return what it
+    pushes: MSG to a subscriber with nothing in flight (MSG-2), NMSG to a notifier (MSG-7).
+    A seed queue's record is the ratchet's (QENC-4), a deployed queue's the body as sent
+    (DEP-7); a link dropped on send goes."""
     state = queue.ratchet
     if queue.dialect is Dialect.DEPLOYED:  # the body as received: no ratchet (DEP-7)
-        record_bytes = cmd.body
+        record_bytes = body
     else:
         if state.since_update >= server.config.ratchet_update_interval:
             server.observe("ratchet.update", ("QENC-4",))
             state, update = ratchet.update(state, queue.owner_key, server.random)
             enqueue(server, queue, RecordKind.Update, update, notification=False)
-        state, record_bytes = ratchet.encrypt(state, cmd.body)
-    notification = cmd.flags.notification
+        state, record_bytes = ratchet.encrypt(state, body)
     stored = enqueue(server, queue, RecordKind.Message, record_bytes, notification)
     link = queue.link
     if link is not None and link.drop_on_send:
@@ -300,8 +308,7 @@ def _send(step: Step[SEND]) -> list[Outgoing]:
         link = None
     queue = replace(server.touch(queue), ratchet=state, link=link)
     server.store.put(queue)
-    out = [answer(step, OK())]
-    out += push_to_subscriber(server, queue)
+    out = push_to_subscriber(server, queue)
     if notification and queue.notifier is not None:
         out += delivery.notify(server, queue, stored)
     return out
@@ -311,11 +318,17 @@ def _send(step: Step[SEND]) -> list[Outgoing]:
 def _quota_marker(step: Step[SEND]) -> list[Outgoing]:
     """The queue just became full: store the quota marker and hold QUOTA until it is empty
     (MSG-6). The rule answers ``ERR QUOTA`` after this."""
-    server, queue = step.server, step.found()
+    store_quota_marker(step.server, step.found())
+    return []
+
+
+def store_quota_marker(server: ServerState, queue: QueueRecord) -> None:
+    """Store the quota marker at the end of a full queue and hold it full until it is empty
+    (MSG-6). Nothing is pushed: a full queue's first record is already in flight to a
+    subscriber."""
     marker = b"" if queue.dialect is Dialect.DEPLOYED else ratchet.quota_marker(queue.ratchet)
     enqueue(server, queue, RecordKind.Quota, marker, False)
     server.store.put(replace(queue, can_write=False))
-    return []
 
 
 # --- notifications, suspension, deletion, keep-alive -------------------------------------------

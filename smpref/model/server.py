@@ -123,7 +123,7 @@ class Server(ServerState):
     def _step(self, session: Session, tx: Transmission, message: Command) -> Step[Command]:
         """Steps 3 of the module docstring: the queue and the credential."""
         definition: MessageDef = message.DEF
-        queue = self._lookup(definition.entity, tx.entity_id)
+        queue = self.lookup(definition.entity, tx.entity_id)
         if queue is not None and queue.dialect is not session.dialect:
             # a queue is served only in the protocol that created it (DEP-1): to the other,
             # it does not exist
@@ -136,13 +136,13 @@ class Server(ServerState):
                 carried = getattr(message, definition.signer_attr)
                 key = carried if isinstance(carried, PublicKey) else None
             elif queue is not None:
-                key = _queue_key(definition.signer, queue)
+                key = queue_key(definition.signer, queue)
             valid = verify(key, tx.authorization, tx.authorized_bytes(session.signing_id),
                            tx.corr_id, session.secret)
             credential = Credential.VALID if valid else Credential.INVALID
         return Step(self, session, tx, message, queue, credential)
 
-    def _lookup(self, entity: str, entity_id: bytes) -> QueueRecord | None:
+    def lookup(self, entity: str, entity_id: bytes) -> QueueRecord | None:
         """The queue an entity ID names, by the notation's entity kind of the command."""
         if entity == "link_key":  # LGET's k: the link ID is SHA-256(k) (LINK-6)
             return self.store.find("link", sha256(entity_id)) if len(
@@ -189,7 +189,7 @@ def reported(requirements: tuple[str, ...], dialect: Dialect) -> tuple[str, ...]
     return kept if "DEP-2" in kept else (*kept, "DEP-2")
 
 
-def _queue_key(signer: str, queue: QueueRecord) -> PublicKey | None:
+def queue_key(signer: str, queue: QueueRecord) -> PublicKey | None:
     """The queue's key a command's signer names (None when the queue has none)."""
     if signer == "recipient_key":
         return queue.recipient_key

@@ -37,6 +37,7 @@ from typing import Any
 from smpref.errors import StoreError
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
+from smpref.serve.watcher import Refusal, ServerEvent, Watcher
 from smpref.store.group_commit import GroupCommitStore
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR
@@ -61,10 +62,15 @@ class Receive:
     error: str | None = None
     #: the block's batch did not parse: answer one ERR BLOCK (deployed connections, DEP-9)
     bad_block: bool = False
+    #: what a watcher does with the block (:class:`~smpref.serve.watcher.Intervention`)
+    refuse: dict[int, Refusal] = field(default_factory=dict)
+    after: ServerEvent | None = None
+    #: what ``after`` pushed
+    pushed: list[Outgoing] = field(default_factory=list)
 
     @property
     def outgoing(self) -> list[Outgoing]:
-        return [out for result in self.results for out in result]
+        return [out for result in self.results for out in result] + self.pushed
 
 
 @dataclass
@@ -93,7 +99,17 @@ class Sweep:
     finished: bool = False
 
 
-Job = Receive | OpenSession | CloseSession | Sweep
+@dataclass
+class Act:
+    """Something the server does on its own (a watcher's situation); ``done`` is called on
+    the loop with what it pushed, after they are routed."""
+
+    event: ServerEvent
+    done: Callable[[list[Outgoing]], None] | None = None
+    outgoing: list[Outgoing] = field(default_factory=list)
+
+
+Job = Receive | OpenSession | CloseSession | Sweep | Act
 
 
 class _Stop:
@@ -105,8 +121,9 @@ class Engine:
     group's jobs, results filled in, in submission order."""
 
     def __init__(self, model: Server, store: GroupCommitStore, loop: asyncio.AbstractEventLoop,
-                 deliver: Callable[[list[Job]], None]) -> None:
+                 deliver: Callable[[list[Job]], None], watcher: Watcher | None = None) -> None:
         self.model = model
+        self.watcher = watcher
         self.store = store
         self.loop = loop
         self.deliver = deliver
@@ -163,10 +180,14 @@ class Engine:
         return group, False
 
     def _run_group(self, group: list[Job]) -> None:
-        touched: list[tuple[Receive | Sweep, int, set[bytes]]] = []
+        touched: list[tuple[Receive | Sweep | Act, int, set[bytes]]] = []
         for job in group:
             if isinstance(job, Receive):
                 self._receive(job, touched)
+            elif isinstance(job, Act):
+                self.store.begin()
+                job.outgoing = self._event(job.event)
+                touched.append((job, 0, self.store.touched))
             elif isinstance(job, OpenSession):
                 self.model.open_session(job.session_id, job.secret, job.dialect, job.version,
                                         job.peer_key)
@@ -176,6 +197,7 @@ class Engine:
                 self.store.begin()
                 job.outgoing, job.finished = self._sweep(job.limit)
                 touched.append((job, 0, self.store.touched))
+                self._watch("pushed", self.model, job.outgoing)
         lost = self.store.flush()
         self._log_store_errors()
         if lost:
@@ -184,14 +206,19 @@ class Engine:
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is left to answer
             self.loop.call_soon_threadsafe(self.deliver, group)
 
-    def _receive(self, job: Receive, touched: list[tuple[Receive | Sweep, int, set[bytes]]]
-                 ) -> None:
+    def _receive(self, job: Receive,
+                 touched: list[tuple[Receive | Sweep | Act, int, set[bytes]]]) -> None:
         if job.bad_block:
             job.results.append([Outgoing(job.session_id, b"", b"",
                                          ERR(error=parse_error("BLOCK")))])
             return
         for index, transmission in enumerate(job.transmissions):
+            if index in job.refuse:  # a watcher answers it instead of the model
+                corr_id, entity_id, response = job.refuse[index]
+                job.results.append([Outgoing(job.session_id, corr_id, entity_id, response)])
+                continue
             self.store.begin()
+            judgement = self._watch("judge", self.model, job.session_id, transmission)
             try:
                 job.results.append(self.model.receive(job.session_id, transmission))
             except Exception as exc:
@@ -202,13 +229,45 @@ class Engine:
                 events.event("internal_error", logging.ERROR, error=repr(exc))
                 return
             touched.append((job, index, self.store.touched))
+            if judgement is not None:
+                self._watch("judgement", judgement, job.results[-1])
+        if job.after is not None:
+            self.store.begin()
+            job.pushed = self._event(job.after)
+            touched.append((job, -1, self.store.touched))
+
+    def _event(self, event: ServerEvent) -> list[Outgoing]:
+        """Run a server event; its changes are one savepoint, as a transmission's."""
+        try:
+            out = event(self.model)
+        except StoreError as exc:
+            self.store.rollback()
+            self.model.store_errors.append(str(exc))
+            return []
+        self.store.commit()
+        self._watch("pushed", self.model, out)
+        return out
+
+    def _watch(self, hook: str, *args: Any) -> Any:
+        """Call a watcher's hook (``judgement``: the judgement itself, first of ``args``).
+        A watcher that fails is logged and ignored: it must never cost a client its answer
+        or the engine its thread."""
+        if self.watcher is None:
+            return None
+        try:
+            if hook == "judgement":
+                return args[0](*args[1:])
+            return getattr(self.watcher, hook)(*args)
+        except Exception as exc:
+            events.event("watcher_failed", logging.ERROR, hook=hook, error=repr(exc))
+            return None
 
     def _sweep(self, limit: int | None) -> tuple[list[Outgoing], bool]:
         if limit is None:
             return self.model.expire(), True
         return self.model.sweep(limit)
 
-    def _fail_lost(self, touched: list[tuple[Receive | Sweep, int, set[bytes]]],
+    def _fail_lost(self, touched: list[tuple[Receive | Sweep | Act, int, set[bytes]]],
                    lost: set[bytes]) -> None:
         """Replace what each transmission that touched a lost queue produced by ERR STORE
         (module docstring)."""
@@ -216,8 +275,10 @@ class Engine:
         for job, index, rids in touched:
             if not rids & lost:
                 continue
-            if isinstance(job, Sweep):
+            if isinstance(job, Sweep | Act):
                 job.outgoing = []  # what a failed slice pushed (END) the next cycle pushes
+            elif index == -1:
+                job.pushed = []
             else:
                 job.results[index] = _store_error(job.session_id, job.transmissions[index])
 

@@ -52,14 +52,16 @@ from smpref.model.server import Outgoing, Server
 from smpref.model.sessions import ProxyCall
 from smpref.serve import events
 from smpref.serve.clock import ServerClock
-from smpref.serve.engine import CloseSession, Engine, Job, OpenSession, Receive, Sweep
+from smpref.serve.engine import Act, CloseSession, Engine, Job, OpenSession, Receive, Sweep
 from smpref.serve.pages import serve_page
 from smpref.serve.proxy import Proxy
 from smpref.serve.trace import TransmissionTrace
+from smpref.serve.watcher import Hello, ServerEvent, Watcher
 from smpref.store.group_commit import GroupCommitStore
 from smpref.store.journal import JournalStore
 from smpref.text.addresses import server_address
 from smpref.transport.credentials import ServerCredentials, load_or_create
+from smpref.transport.handshake import Accepted
 from smpref.transport.streams import BlockStream, accept
 from smpref.transport.tls import HTTP_ALPN, server_context, session_id, sni_of
 from smpref.transport.versions import (
@@ -191,8 +193,10 @@ class SmpServer:
     """
 
     def __init__(self, folder: Path | str, config: ServeConfig | None = None, *,
-                 clock: ServerClock | None = None) -> None:
+                 clock: ServerClock | None = None, watcher: Watcher | None = None) -> None:
         self.folder = Path(folder)
+        #: judges the clients and puts them in situations (the client checker), or None
+        self.watcher = watcher
         self.config = config or ServeConfig()
         self.clock = clock or ServerClock()
         # The store first: its lock keeps a second server away from the folder.
@@ -257,7 +261,7 @@ class SmpServer:
             ssl_handshake_timeout=self.config.handshake_timeout, limit=2**17)
         self.port = self._server.sockets[0].getsockname()[1]
         self.engine = Engine(self.model, self.group_store, asyncio.get_running_loop(),
-                             self._deliver)
+                             self._deliver, self.watcher)
         self.engine.start()
         self._sweeper = asyncio.create_task(self._sweep_loop())
         events.event("listening", address=self.address,
@@ -346,26 +350,19 @@ class SmpServer:
         alpn = ssl_object.selected_alpn_protocol()
         dialect = dialect_of_alpn(alpn)
         sni = sni_of(ssl_object)
+        if self.watcher is not None:
+            self.watcher.tls(number, alpn, sni)
         if sni is not None:
             # a connection with SNI got the web certificate and serves pages only, as a
             # deployed server with web credentials serves HTTPS only there (TRANS-17)
             self._refused_handshake(number, "SNI", sni_reason(sni, alpn), alpn, sni)
             await stream.close()
+            self._watch_closed(number, None, "SNI")
             return
-        try:
-            session = session_id(ssl_object)
-            async with asyncio.timeout(self.config.handshake_timeout):
-                accepted = await accept(stream, self.credentials, session, os.urandom,
-                                        advertised(dialect, alpn))
-        except HandshakeFailedError as exc:
-            self._refused_handshake(number, exc.error, exc.detail, alpn, sni)
-            await stream.close()
+        handshake = await self._handshake(number, stream, ssl_object, dialect, alpn, sni)
+        if handshake is None:
             return
-        except (TimeoutError, ConnectionClosedError, BlockError, ssl.SSLError, OSError) as exc:
-            events.event("handshake_failed", logging.INFO, conn=number,
-                         error=type(exc).__name__, detail=str(exc) or type(exc).__name__)
-            await stream.close()
-            return
+        session, accepted = handshake
         assert self.engine is not None
         # a deployed session reads and gets the layouts of its version (DEP-12); the seed
         # design has one version, whose layouts are the current ones
@@ -387,6 +384,38 @@ class SmpServer:
         finally:
             connection.reading = False
             await self._close(connection, reason)
+
+    async def _handshake(self, number: int, stream: BlockStream,  # noqa: PLR0917
+                         ssl_object: ssl.SSLObject, dialect: Dialect, alpn: str | None,
+                         sni: str | None) -> tuple[bytes, Accepted] | None:
+        """The SMP handshake (TLS is done): the session and what was accepted, or None when
+        it failed (the stream is closed then)."""
+        offered = advertised(dialect, alpn)
+        hellos: list[bytes] = []
+        try:
+            session = session_id(ssl_object)
+            async with asyncio.timeout(self.config.handshake_timeout):
+                accepted = await accept(stream, self.credentials, session, os.urandom,
+                                        offered, seen=hellos.append)
+        except HandshakeFailedError as exc:
+            self._refused_handshake(number, exc.error, exc.detail, alpn, sni)
+            if self.watcher is not None:
+                self.watcher.hello(Hello(number, session, dialect, offered,
+                                         hellos[0] if hellos else None, None, exc.error,
+                                         exc.detail))
+            await stream.close()
+            self._watch_closed(number, None, f"handshake: {exc.error}")
+            return None
+        except (TimeoutError, ConnectionClosedError, BlockError, ssl.SSLError, OSError) as exc:
+            events.event("handshake_failed", logging.INFO, conn=number,
+                         error=type(exc).__name__, detail=str(exc) or type(exc).__name__)
+            await stream.close()
+            self._watch_closed(number, None, f"handshake: {type(exc).__name__}")
+            return None
+        if self.watcher is not None:
+            self.watcher.hello(Hello(number, session, dialect, offered, hellos[0],
+                                     accepted.version))
+        return session, accepted
 
     def _refused_handshake(self, number: int, error: str, reason: str, alpn: str | None,
                            sni: str | None) -> None:
@@ -417,9 +446,13 @@ class SmpServer:
                 return str(exc)
             self.blocks_received += 1
             try:  # a block that does not decrypt, or whose batch does not parse
-                transmissions = decode_batch(stream.framing.open(block))
+                content = stream.framing.open(block)
+                transmissions = decode_batch(content)
             except BlockError as exc:
                 events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
+                if self.watcher is not None:
+                    self.watcher.block(connection.number, connection.session_id, None, str(exc),
+                                       None)
                 if connection.dialect is Dialect.SEED:
                     return "bad block"  # the seed design closes (TRANS-15)
                 # deployed answers ERR BLOCK with an empty corrId and goes on (DEP-9); through
@@ -432,9 +465,21 @@ class SmpServer:
                 for data in transmissions:
                     self.trace.record("in", connection.number, data, connection.dialect,
                                       connection.version)
+            # an unencrypted block's padding, which a watcher may judge (ENC-1)
+            padding = None if stream.framing.encrypted else block[2 + len(content):]
+            intervention = self.watcher.block(connection.number, connection.session_id,
+                                              transmissions, None, padding) \
+                if self.watcher is not None else None
+            if intervention is not None and intervention.delay > 0:
+                await asyncio.sleep(intervention.delay)
+                if intervention.waited is not None:
+                    intervention.waited(stream.reader.at_eof())
             if transmissions:
                 connection.in_engine += len(transmissions)
-                self.engine.submit(Receive(connection, connection.session_id, transmissions))
+                job = Receive(connection, connection.session_id, transmissions)
+                if intervention is not None:
+                    job.refuse, job.after = intervention.refuse, intervention.after
+                self.engine.submit(job)
             await bucket.take()
         return connection.end_reason or ("server stopping" if self._stopping else "closing")
 
@@ -448,10 +493,16 @@ class SmpServer:
                 if job.error is not None:
                     self._end(connection, job.error)
                 self._route(job.outgoing, origin=connection)
+                if self.watcher is not None:
+                    self.watcher.answered(job.session_id, job.transmissions)
             elif isinstance(job, Sweep):
                 self._route(job.outgoing)
                 if job.done is not None:
                     job.done(job)
+            elif isinstance(job, Act):
+                self._route(job.outgoing)
+                if job.done is not None:
+                    job.done(job.outgoing)
 
     def _end(self, connection: Connection, reason: str) -> None:
         """End a connection from the server's side: its reader stops, what is queued is
@@ -544,6 +595,30 @@ class SmpServer:
                 await asyncio.gather(connection.writer_task, return_exceptions=True)
             await connection.stream.close()
             events.event("disconnected", conn=connection.number, reason=reason)
+            self._watch_closed(connection.number, connection.session_id, reason)
+
+    def _watch_closed(self, number: int, session: bytes | None, reason: str) -> None:
+        if self.watcher is not None:
+            self.watcher.closed(number, session, reason)
+
+    # --- what the server does on its own (the client checker's situations) ----------------
+
+    async def act(self, event: ServerEvent) -> list[Outgoing]:
+        """Run a server event in the engine (:mod:`smpref.model.server_events`); what it
+        pushes is sent, and returned."""
+        assert self.engine is not None
+        done: asyncio.Future[list[Outgoing]] = asyncio.get_running_loop().create_future()
+        self.engine.submit(Act(event, done.set_result))
+        return await done
+
+    def disconnect(self, session: bytes, reason: str) -> bool:
+        """End the connection of ``session`` from the server's side (what is queued for it is
+        flushed first); False when it is not connected."""
+        connection = self.connections.get(session)
+        if connection is None:
+            return False
+        self._end(connection, reason)
+        return True
 
     # --- retention --------------------------------------------------------------------------
 

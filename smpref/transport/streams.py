@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+from collections.abc import Callable
 
 from smpref.crypto.randomness import Random
 from smpref.errors import ConnectionClosedError
@@ -81,12 +82,16 @@ class BlockStream:
 
 
 async def accept(stream: BlockStream, credentials: ServerCredentials, session_id: bytes,
-                 random: Random, versions: tuple[int, int] = (SMPREF_VERSION, SMPREF_VERSION)
-                 ) -> Accepted:
-    """Run the server's side of the handshake on ``stream``."""
+                 random: Random, versions: tuple[int, int] = (SMPREF_VERSION, SMPREF_VERSION),
+                 *, seen: Callable[[bytes], None] | None = None) -> Accepted:
+    """Run the server's side of the handshake on ``stream``; ``seen`` gets the client hello's
+    bytes before they are judged."""
     handshake = ServerHandshake(credentials, session_id, random, versions)
     await stream.write_handshake(handshake.hello())
-    accepted = handshake.receive(await stream.read_handshake())
+    hello = await stream.read_handshake()
+    if seen is not None:
+        seen(hello)
+    accepted = handshake.receive(hello)
     start_encryption(stream.framing, session_id, accepted.block_secret, server=True)
     return accepted
 

@@ -1,0 +1,155 @@
+"""The client checker's report: one row per check and per case, each with its requirement
+IDs, its verdict and the exchange that decided it, and what the client never did. Written as
+JSON, JUnit XML and a terminal table, as the conformance runner's reports are.
+
+Verdicts: ``pass``; ``fail`` (the client broke a requirement the spec states with MUST);
+``non-strict`` (it did not do what the spec advises with SHOULD); ``not exercised`` (the
+client never gave the check anything to judge, or the case's moment never came).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from smpref import __version__
+from smpref.clientcheck.catalogue import CHECKS, COMMANDS, Check
+from smpref.clientcheck.judge import Finding, Judge
+from smpref.clientcheck.situations import CaseRun
+from smpref.spec.requirements import requirement_text
+
+VERDICTS = ("pass", "fail", "non-strict", "not exercised")
+#: failures quoted per check; the count says how many there were
+QUOTED = 5
+
+
+@dataclass
+class CheckResult:
+    check: Check
+    passed: int = 0
+    failures: list[Finding] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.failures:
+            return "fail" if self.check.strict else "non-strict"
+        return "pass" if self.passed else "not exercised"
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "id": self.check.id, "title": self.check.title, "verdict": self.verdict,
+            "requirements": list(self.check.requirements), "strict": self.check.strict,
+            "passed": self.passed, "failed": len(self.failures),
+            "failures": [{"conn": f.conn, "detail": f.detail, "exchange": f.exchange}
+                         for f in self.failures[:QUOTED]],
+        }
+        if self.failures:
+            entry["requirementTexts"] = {r: requirement_text(r)
+                                         for r in self.check.requirements}
+        return entry
+
+
+@dataclass
+class ClientReport:
+    address: str
+    seconds: float
+    connections: list[dict[str, Any]]
+    checks: list[CheckResult]
+    cases: list[CaseRun]
+    commands: Counter[str]
+
+    def counts(self) -> dict[str, int]:
+        verdicts = [c.verdict for c in self.checks] + [r.verdict for r in self.cases]
+        return {v: verdicts.count(v) for v in VERDICTS}
+
+    @property
+    def failed(self) -> bool:
+        return any(c.verdict == "fail" for c in self.checks) or \
+            any(r.verdict == "fail" for r in self.cases)
+
+    def never_used(self) -> list[str]:
+        """The commands the client never sent: what its authors have not tested here."""
+        return [tag for tag in COMMANDS if not self.commands.get(tag)]
+
+    def faults(self) -> list[str]:
+        """The IDs of every check and case that failed."""
+        return [c.check.id for c in self.checks if c.verdict == "fail"] + \
+            [f"case.{r.case.number}" for r in self.cases if r.verdict == "fail"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": f"smpref {__version__}", "server": self.address,
+            "seconds": round(self.seconds, 3), "counts": self.counts(),
+            "connections": self.connections,
+            "checks": [c.to_json() for c in self.checks],
+            "cases": [_case_json(r) for r in self.cases],
+            "commandsUsed": dict(sorted(self.commands.items())),
+            "neverUsed": self.never_used(),
+        }
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """The terminal table: id, verdict, requirement IDs, the first failure or note."""
+        out = []
+        for c in self.checks:
+            note = c.failures[0].detail if c.failures else \
+                (f"{c.passed} judged" if c.passed else "")
+            if len(c.failures) > 1:
+                note += f" (and {len(c.failures) - 1} more)"
+            out.append((c.check.id, c.verdict, " ".join(c.check.requirements), note))
+        for r in self.cases:
+            out.append((f"case {r.case.number} {r.case.name}", r.verdict,
+                        " ".join(r.case.requirements), r.detail))
+        return out
+
+
+def _case_json(run: CaseRun) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "case": run.case.number, "name": run.case.name, "title": run.case.title,
+        "when": run.case.when, "expect": run.case.expect, "verdict": run.verdict,
+        "requirements": list(run.case.requirements), "detail": run.detail,
+        "exchange": run.exchange,
+    }
+    if run.verdict == "fail":
+        entry["requirementTexts"] = {r: requirement_text(r) for r in run.case.requirements}
+    return entry
+
+
+def build(judge: Judge, cases: list[CaseRun], address: str, seconds: float) -> ClientReport:
+    """The report of a finished check (:meth:`Judge.finish` was called)."""
+    results = {check.id: CheckResult(check) for check in CHECKS}
+    for finding in judge.findings:
+        result = results[finding.check]
+        if finding.passed:
+            result.passed += 1
+        else:
+            result.failures.append(finding)
+    connections = [{"conn": c.number, "alpn": c.alpn, "sni": c.sni,
+                    "protocol": c.dialect.value, "version": c.negotiated,
+                    "transmissions": c.transmissions, "end": c.closed}
+                   for c in judge.connections.values()]
+    return ClientReport(address, seconds, connections, list(results.values()), cases,
+                        Counter(judge.commands))
+
+
+def junit_xml(report: ClientReport) -> bytes:
+    """JUnit XML: one test case per check and per case; ``fail`` is a failure, ``non-strict``
+    a failure of type non-strict, ``not exercised`` a skip."""
+    rows = [(c.check.id, c.verdict, c.check.requirements,
+             "\n".join(f.detail for f in c.failures[:QUOTED])) for c in report.checks]
+    rows += [(f"case.{r.case.number}.{r.case.name}", r.verdict, r.case.requirements,
+              r.detail) for r in report.cases]
+    counts = report.counts()
+    suite = ET.Element("testsuite", name="smpref client-check", tests=str(len(rows)),
+                       failures=str(counts["fail"] + counts["non-strict"]),
+                       skipped=str(counts["not exercised"]), time=f"{report.seconds:.3f}")
+    for name, verdict, requirements, detail in rows:
+        case = ET.SubElement(suite, "testcase", classname="client", name=name)
+        props = ET.SubElement(case, "properties")
+        ET.SubElement(props, "property", name="requirements", value=" ".join(requirements))
+        if verdict in ("fail", "non-strict"):
+            ET.SubElement(case, "failure", type=verdict, message=detail[:500]).text = detail
+        elif verdict == "not exercised":
+            ET.SubElement(case, "skipped", message=detail or "not exercised")
+    return bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True))

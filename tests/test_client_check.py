@@ -1,0 +1,397 @@
+"""``smpref client-check`` grades the clients that connect to it (spec/clients.md).
+
+Two clients do everything right (tests/checked_clients.py): smpref's own, at the seed version
+and every deployed version, and the independent deployed client of tests/deployed_client.py.
+Both must pass every check and every case they meet. Then each fault is planted, one at a
+time, and the report must name exactly that fault, with its requirement ID, in JSON and in
+JUnit: the checks are shown to fail when, and only when, the client is wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from checked_clients import CASE_FAULTS, FAULTS, DeployedPolite, PoliteClient, SmprefPolite
+from deployed_client import DeployedClient, Keys, new_command, parse_ids, ss
+from reqs import req
+
+from smpref.client.connection import SmpClient
+from smpref.clientcheck.catalogue import CASES, CHECKS, catalogue_page
+from smpref.clientcheck.grading import ClientReport, junit_xml
+from smpref.clientcheck.session import CheckConfig, ClientCheck
+from smpref.serve.listener import ServeConfig
+from smpref.spec.requirements import requirement_texts
+from smpref.text.addresses import parse_server_address
+from smpref.transport.streams import BlockStream
+from smpref.transport.tls import client_context
+from smpref.transport.versions import DEPLOYED_VERSIONS, SMPREF_VERSION
+from smpref.wire.blocks import encode_batch
+from smpref.wire.transmission import Transmission, transmission_at
+
+SMPREF = str(Path(sys.executable).parent / "smpref")
+#: a check with a planted fault: fast cases, answers held briefly
+FAST = {"slow": 0.4, "spacing": 0.2, "idle": 0.3}
+
+
+def _settled(check: ClientCheck, patience: float | None) -> bool:
+    """Every case decided, or started and only the end can decide it (or, with
+    ``patience``, started that many seconds ago: a faulty client's case may wait forever)."""
+    runs = check.runner.runs if check.runner is not None else []
+    now = time.monotonic()
+    return all(r.state == "decided" or (r.state == "started" and r.case.number in (2, 3))
+               or (patience is not None and r.state in ("started", "closed")
+                   and now - r.started > patience) for r in runs)
+
+
+async def grade(folder: Path, make: Callable[[str], PoliteClient],
+                cases: list[int] | None = None, *, limit: float = 20.0,
+                patience: float | None = None) -> ClientReport:
+    """Run a polite client (with whatever fault it has) against a client-check server until
+    its cases are settled (or ``limit`` seconds), then report."""
+    check = ClientCheck(folder, ServeConfig(port=0, store_sync=False),
+                        CheckConfig(cases=cases, **FAST))
+    address = await check.start()
+    stop = asyncio.Event()
+    client = make(address)
+    task = asyncio.create_task(client.run(stop))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while loop.time() < deadline and not task.done() and not _settled(check, patience):
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.7)  # past case 3's crossing window: a late command would show
+    stop.set()
+    with contextlib.suppress(Exception):  # a faulty client may fail its own way
+        await asyncio.wait_for(task, 10)
+    return await check.finish()
+
+
+def verdicts(report: ClientReport) -> dict[str, str]:
+    out = {c.check.id: c.verdict for c in report.checks}
+    out.update({f"case.{r.case.number}": r.verdict for r in report.cases})
+    return out
+
+
+def detail(report: ClientReport, name: str) -> str:
+    for c in report.checks:
+        if c.check.id == name:
+            return " | ".join(f.detail for f in c.failures)
+    return next(r.detail for r in report.cases if f"case.{r.case.number}" == name)
+
+
+# --- clients that do everything right --------------------------------------------------------
+
+
+@req("CLNT-19", "CLNT-20", "CLNT-21", "CLNT-22", "CLNT-23", "CLNT-24", "CLNT-25", "CLNT-26",
+     "CLNT-27", "CLNT-5", "CLNT-11", "CLNT-12", "CLNT-14")
+def test_smprefs_own_client_passes_every_check_and_case_at_every_version(tmp_path: Path) -> None:
+    """At the seed version and at every deployed version, side by side: every case comes,
+    every case passes, nothing fails and no advice is given."""
+    versions = [SMPREF_VERSION, *DEPLOYED_VERSIONS]
+
+    async def main() -> list[ClientReport]:
+        return await asyncio.gather(*[
+            grade(tmp_path / str(v), lambda a, v=v: SmprefPolite(a, v)) for v in versions])
+
+    for version, report in zip(versions, asyncio.run(main()), strict=True):
+        got = verdicts(report)
+        assert report.faults() == [], (version, report.faults())
+        assert "non-strict" not in got.values(), (version, got)
+        assert {r.case.number: r.verdict for r in report.cases} == \
+            {c.number: "pass" for c in CASES}, (version, [(r.case.number, r.detail)
+                                                          for r in report.cases])
+        exercised = {k for k, v in got.items() if v == "pass"}
+        assert {"tls.sni", "hello.key-hash", "tx.authorization", "tx.corr-id",
+                "conv.ack"} <= exercised, version
+
+
+@req("CLNT-19", "CLNT-27", "DEP-11")
+@pytest.mark.parametrize("version", [18, 11, 6])
+def test_the_independent_deployed_client_passes_every_check_it_exercises(
+        tmp_path: Path, version: int) -> None:
+    """At 18, at 11 (the first with encrypted blocks) and at 6 without ALPN, where the only
+    advice is to offer ALPN (CLNT-1), as every deployed client does."""
+    report = asyncio.run(grade(tmp_path, lambda a: DeployedPolite(a, version)))
+    got = verdicts(report)
+    assert report.faults() == [], report.faults()
+    advice = {k for k, v in got.items() if v == "non-strict"}
+    assert advice == ({"tls.alpn"} if version == 6 else set()), advice
+    assert all(got[f"case.{c.number}"] == "pass" for c in CASES), got
+
+
+# --- one fault at a time ---------------------------------------------------------------------
+
+#: each planted fault and the check that must name it, with a phrase of the detail
+PLANTED = {
+    "key-hash": ("hello.key-hash", "CLNT-5", "is not this server's"),
+    "sni": ("tls.sni", "CLNT-2", "sent SNI 'smp.example'"),
+    "reused-corr-id": ("tx.corr-id", "CLNT-12", "reused"),
+    "wrong-ack": ("conv.ack", "CLNT-14", "whose message in flight is"),
+    "unsigned-session": ("tx.authorization", "CLNT-11", "without the session ID"),
+    "no-resubscribe": ("case.9", "CLNT-27", "did not subscribe again"),
+}
+
+
+@req("CLNT-2", "CLNT-5", "CLNT-11", "CLNT-12", "CLNT-14", "CLNT-27")
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_planted_fault_is_reported_as_that_fault(tmp_path: Path, fault: str) -> None:
+    """The report names exactly the fault planted, with its requirement ID, in JSON and
+    JUnit: any other failure, or none, fails the test."""
+    name, requirement, phrase = PLANTED[fault]
+    cases = [9] if fault == "no-resubscribe" else []
+    report = asyncio.run(grade(tmp_path, lambda a: DeployedPolite(a, 18, fault), cases,
+                               patience=1.0))
+    assert report.faults() == [name]
+    assert phrase in detail(report, name)
+    data = report.to_json()
+    if name.startswith("case."):
+        entry = next(c for c in data["cases"] if c["case"] == int(name[5:]))
+    else:
+        entry = next(c for c in data["checks"] if c["id"] == name)
+        assert entry["failures"][0]["exchange"] or fault in ("key-hash", "sni")
+    assert entry["verdict"] == "fail" and requirement in entry["requirements"]
+    assert requirement in entry["requirementTexts"]
+    junit = ET.fromstring(junit_xml(report))
+    failed = [c.get("name") for c in junit.iter("testcase") if c.find("failure") is not None]
+    assert len(failed) == 1 and failed[0].startswith(name)
+    props = next(c for c in junit.iter("testcase") if c.get("name") == failed[0])
+    assert requirement in props.find("properties/property").get("value")  # type: ignore[union-attr]
+
+
+@req("CLNT-19", "CLNT-20", "CLNT-21", "CLNT-22", "CLNT-23", "CLNT-24", "CLNT-25", "CLNT-26",
+     "CLNT-27")
+@pytest.mark.parametrize("fault", sorted(CASE_FAULTS, key=CASE_FAULTS.__getitem__))
+def test_each_case_fails_the_client_that_gets_it_wrong(tmp_path: Path, fault: str) -> None:
+    number = CASE_FAULTS[fault]
+    report = asyncio.run(grade(tmp_path, lambda a: DeployedPolite(a, 18, fault), [number],
+                               patience=1.0))
+    expected = ["conv.ack", "case.1"] if fault == "wrong-ack" else [f"case.{number}"]
+    assert report.faults() == expected
+    run = report.cases[0]
+    assert run.verdict == "fail" and run.detail.startswith(run.case.requirements[0])
+
+
+# --- every other check, on one session of a client that gets each wrong once --------------
+
+
+async def _raw_hello(address: str, hello: bytes) -> None:
+    """Connect over ALPN smp/1, read the server hello, send ``hello`` as the client's."""
+    server = parse_server_address(address)
+    reader, writer = await asyncio.open_connection(
+        server.hosts[0], server.effective_port, ssl=client_context(["smp/1"]),
+        server_hostname=None)
+    stream = BlockStream(reader, writer)
+    await stream.read_handshake()
+    await stream.write_handshake(hello)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(stream.read_block(), 2)
+    await stream.close()
+
+
+async def _wrong_session(address: str) -> None:
+    """Every transmission-level fault once, over the deployed client and smpref's."""
+    key_hash = parse_server_address(address).key_hash
+    await _raw_hello(address, struct.pack(">H", 19) + ss(key_hash) + b"F0")  # CLNT-3
+    await _raw_hello(address, struct.pack(">H", 18) + ss(key_hash))  # CLNT-4: too short
+    await _raw_hello(address, struct.pack(">H", 10) + ss(key_hash))  # CLNT-6: no key
+    alice = await DeployedClient.connect(address)
+    owner = Keys()
+    ids = parse_ids((await alice.request(new_command(owner), key=owner.sign)).body)
+    rid = ids.recipient_id
+    await alice.request(b"SUB", rid, owner.sign)  # CLNT-16: NEW subscribed already
+    await alice.request(b"SUB", os.urandom(24), owner.sign)  # CLNT-13
+    await alice.request(b"FOO", rid, owner.sign)  # CLNT-9
+    await alice.request(b"SUB", rid)  # CLNT-10: no authorization
+    unused = Keys()  # CLNT-18: created, never used
+    await alice.request(new_command(unused, subscribe=False), key=unused.sign)
+    # CLNT-15: two commands for one queue in one block
+    polled = Keys()
+    pid = parse_ids((await alice.request(new_command(polled, subscribe=False),
+                                         key=polled.sign)).body).recipient_id
+    _, first = alice.transmission(b"GET", pid, polled.sign)
+    _, second = alice.transmission(b"GET", pid, polled.sign)
+    await alice.send_raw([first, second])
+    bob = await DeployedClient.connect(address)
+    await bob.request(b"SEND F hi", ids.sender_id)
+    await asyncio.sleep(0.2)  # CLNT-17: alice leaves the message unacknowledged
+    await alice.close()
+    await bob.close()
+    # CLNT-8: below 7 a transmission names another session; CLNT-7: a block that is noise
+    async with await SmpClient.connect(address, version=6) as old:
+        tx = Transmission(b"", os.urandom(24), b"", b"PING")
+        await old.send_raw([transmission_at(6, os.urandom(32), tx)])
+        # CLNT-28: a PING in a block padded with zeros, not '#'
+        ping = transmission_at(6, old.session_id, Transmission(b"", os.urandom(24), b"",
+                                                                b"PING"))
+        content = encode_batch([ping])
+        await old.send_block(struct.pack(">H", len(content)) + content
+                             + bytes(16384 - 2 - len(content)))
+        await asyncio.sleep(0.1)
+    async with await SmpClient.connect(address, version=18) as noisy:
+        await noisy.send_block(os.urandom(16384))
+        await asyncio.sleep(0.1)
+
+
+@req("CLNT-1", "CLNT-3", "CLNT-4", "CLNT-6", "CLNT-7", "CLNT-8", "CLNT-9", "CLNT-10",
+     "CLNT-13", "CLNT-15", "CLNT-16", "CLNT-17", "CLNT-18", "CLNT-28")
+def test_each_check_names_what_the_client_got_wrong(tmp_path: Path) -> None:
+    async def main() -> ClientReport:
+        check = ClientCheck(tmp_path, ServeConfig(port=0), CheckConfig(cases=[], **FAST))
+        await _wrong_session(await check.start())
+        await asyncio.sleep(0.2)
+        return await check.finish()
+
+    report = asyncio.run(main())
+    got = verdicts(report)
+    expected = {
+        "hello.version": ("fail", "picked version 19"),
+        "hello.layout": ("fail", "does not parse"),
+        "hello.session-key": ("non-strict", "carries no X25519 key"),
+        "block.layout": ("fail", "does not open"),
+        "block.padding": ("non-strict", "padding bytes are not '#'"),
+        "tx.layout": ("fail", "names its own session"),
+        "tx.command": ("fail", "FOO"),
+        "tx.credentials": ("fail", "SUB"),
+        "tx.entity": ("fail", "which is no queue's recipient id here"),
+        "conv.one-at-a-time": ("non-strict", "was pending"),
+        "conv.needless-sub": ("non-strict", "subscribed to already"),
+        "conv.unacknowledged": ("non-strict", "not acknowledged when the connection ended"),
+        "conv.unused-queue": ("non-strict", "never used"),
+    }
+    for name, (verdict, phrase) in expected.items():
+        assert got[name] == verdict, (name, got[name], detail(report, name))
+        assert phrase in detail(report, name), (name, detail(report, name))
+    # what the session did right is still passed, and nothing else is blamed
+    assert {k for k, v in got.items() if v in ("fail", "non-strict")} == set(expected)
+    assert got["tx.authorization"] == got["tx.corr-id"] == got["tls.sni"] == "pass"
+    never = report.never_used()
+    assert "SKEY" in never and "LSET" in never and "SEND" not in never
+
+
+# --- the command, the reports, the catalogue --------------------------------------------------
+
+
+@req("CLNT-12")
+def test_the_command_serves_grades_and_writes_both_reports(tmp_path: Path) -> None:
+    """The CLI end to end: the address on stdout, the client graded, the table, exit 1 for
+    a fault, and both reports naming it."""
+    json_path, junit_path = tmp_path / "r.json", tmp_path / "r.xml"
+    process = subprocess.Popen(
+        [SMPREF, "client-check", "--store", str(tmp_path / "srv"), "--port", "0", "--idle",
+         "0.5", "--case", "none", "--json", str(json_path), "--junit", str(junit_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    address = process.stdout.readline().strip()
+    assert address.startswith("smp://"), address
+
+    async def client() -> None:
+        stop = asyncio.Event()
+        polite = DeployedPolite(address, 18, "reused-corr-id")
+        task = asyncio.create_task(polite.run(stop))
+        await asyncio.sleep(0.5)
+        stop.set()
+        await task
+
+    asyncio.run(client())
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 1, err
+    assert "tx.corr-id" in out and "fail" in out and "the client never sent:" in out
+    data = json.loads(json_path.read_text())
+    faults = [c["id"] for c in data["checks"] if c["verdict"] == "fail"]
+    assert faults == ["tx.corr-id"] and data["cases"] == []
+    assert "SKEY" in data["neverUsed"] and data["commandsUsed"]["SEND"] >= 2
+    suite = ET.parse(junit_path).getroot()
+    assert suite.get("failures") == "1"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SMPREF, "client-check", *args], capture_output=True, text=True,
+                          check=False, timeout=60)
+
+
+@pytest.mark.parametrize(("args", "complaint"), [
+    (["--case", "99"], "no case 99"), (["--case", "x"], "not a case number: 'x'")])
+def test_a_bad_case_is_one_line_and_exit_2(args: list[str], complaint: str) -> None:
+    done = _cli(*args)
+    assert done.returncode == 2 and complaint in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_the_list_and_the_docs_page_name_every_check_and_case_with_defined_requirements(
+        ) -> None:
+    listed = _cli("--list").stdout.splitlines()
+    assert len(listed) == len(CHECKS) + len(CASES)
+    page = catalogue_page()
+    defined = requirement_texts()
+    for check in CHECKS:
+        assert f"`{check.id}`" in page
+        assert set(check.requirements) <= set(defined), check
+    for case in CASES:
+        assert f"`{case.name}`" in page
+        assert set(case.requirements) <= set(defined), case
+    cited = {r for c in CHECKS for r in c.requirements} | \
+        {r for c in CASES for r in c.requirements}
+    assert {f"CLNT-{n}" for n in range(1, 29)} <= cited
+
+
+
+# --- a campaign is a client too --------------------------------------------------------------
+
+#: the checks a campaign's programs break on purpose, and the operation that does it: an
+#: unsigned SEND to a secured queue, an ACK of a wrong or of no message, a command to a queue
+#: the program deleted; a program may leave a queue unused or a message it got unacknowledged
+DELIBERATE = {"tx.authorization": "carries no authorization", "conv.ack": "ACK of",
+              "tx.entity": "which is no queue's", "conv.unused-queue": "never used",
+              "conv.unacknowledged": "not acknowledged when the connection ended"}
+
+
+@req("CLNT-8", "CLNT-9", "CLNT-10", "CLNT-12")
+def test_a_live_campaign_is_a_client_that_passes_every_check_it_does_not_break_on_purpose(
+        tmp_path: Path) -> None:
+    """The ``server`` campaign target against a client-check server: its programs are judged
+    like any client's. Every check passes but those its operations break on purpose
+    (:data:`DELIBERATE`), and each of those failures is the deliberate one."""
+    import threading
+
+    from smpref.campaign.live_targets import LiveTarget
+
+    loop = asyncio.new_event_loop()
+    check = ClientCheck(tmp_path, ServeConfig(port=0, store_sync=False, pages=False),
+                        CheckConfig(cases=[]))
+    ready = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(check.start())
+        ready.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    target = LiveTarget("server", check.address)
+    runs = [target.run(seed, 25) for seed in range(8)]
+    report = asyncio.run_coroutine_threadsafe(check.finish(), loop).result(60)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+    assert all(r.verdict == "pass" for r in runs), [r.message for r in runs]
+    broken = {c.check.id for c in report.checks if c.verdict in ("fail", "non-strict")}
+    assert broken <= set(DELIBERATE), broken
+    for result in report.checks:
+        for finding in result.failures:
+            assert DELIBERATE[result.check.id] in finding.detail, finding.detail
+    got = verdicts(report)
+    assert all(got[name] == "pass" for name in (
+        "tls.sni", "hello.key-hash", "block.layout", "tx.layout", "tx.command",
+        "tx.credentials", "tx.corr-id")), got
+    assert report.commands["SEND"] and report.commands["GET"] and report.commands["ACK"]
