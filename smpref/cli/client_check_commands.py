@@ -74,13 +74,18 @@ def _cases(text: str | None) -> list[int] | None:
 @click.option("--reconnect-wait", type=click.FloatRange(min=0.1), default=30.0,
               show_default=True,
               help="How long case 9 waits for the client to connect again.")
+@click.option("--trace", "trace_path", type=FILE_PATH, default=None, metavar="FILE",
+              help="Also write every transmission, decoded, as JSON lines (as serve --trace).")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
+              default="warning", show_default=True,
+              help="The server's events on stderr, as JSON lines.")
 @click.option("--json", "json_path", type=FILE_PATH, help="Write the report as JSON.")
 @click.option("--junit", "junit_path", type=FILE_PATH, help="Write the report as JUnit XML.")
 @click.option("--list", "list_only", is_flag=True, help="List the checks and cases and exit.")
 def client_check(folder: Path, host: str, port: int,  # noqa: PLR0917 - click passes options
                  case_text: str | None, idle: float, timeout: float | None, slow: float,
-                 reconnect_wait: float, json_path: Path | None, junit_path: Path | None,
-                 list_only: bool) -> None:
+                 reconnect_wait: float, trace_path: Path | None, log_level: str,
+                 json_path: Path | None, junit_path: Path | None, list_only: bool) -> None:
     """Serve an SMP client under test and grade everything it does.
 
     Prints the server's address (smp://<keyHash>@host:port) on stdout once it listens: give
@@ -91,6 +96,7 @@ def client_check(folder: Path, host: str, port: int,  # noqa: PLR0917 - click pa
     """
     from smpref.clientcheck.catalogue import CASES, CHECKS
     from smpref.clientcheck.session import CheckConfig
+    from smpref.serve import events
     from smpref.serve.listener import ServeConfig
 
     if list_only:
@@ -104,10 +110,12 @@ def client_check(folder: Path, host: str, port: int,  # noqa: PLR0917 - click pa
     numbers = _cases(case_text)
     host = bind_host(host, "--host")
     output_folder(folder, "--store")
-    for path, option in ((json_path, "--json"), (junit_path, "--junit")):
+    for path, option in ((json_path, "--json"), (junit_path, "--junit"),
+                         (trace_path, "--trace")):
         if path is not None:
             output_file(path, option)
-    serve = ServeConfig(host=host, port=port)
+    events.configure(log_level)
+    serve = ServeConfig(host=host, port=port, trace=trace_path)
     check = CheckConfig(cases=numbers, slow=slow, idle=idle, reconnect_wait=reconnect_wait,
                         timeout=timeout)
     report = asyncio.run(_check(folder, serve, check))
