@@ -20,6 +20,7 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from checked_clients import CASE_FAULTS, FAULTS, DeployedPolite, PoliteClient, SmprefPolite
@@ -31,6 +32,7 @@ from smpref.clientcheck.catalogue import CASES, CHECKS, catalogue_page
 from smpref.clientcheck.grading import ClientReport, junit_xml
 from smpref.clientcheck.session import CheckConfig, ClientCheck
 from smpref.serve.listener import ServeConfig
+from smpref.serve.watcher import Watcher
 from smpref.spec.requirements import requirement_texts
 from smpref.text.addresses import parse_server_address
 from smpref.transport.streams import BlockStream
@@ -395,3 +397,41 @@ def test_a_live_campaign_is_a_client_that_passes_every_check_it_does_not_break_o
         "tls.sni", "hello.key-hash", "block.layout", "tx.layout", "tx.command",
         "tx.credentials", "tx.corr-id")), got
     assert report.commands["SEND"] and report.commands["GET"] and report.commands["ACK"]
+
+
+# --- a watcher never hurts the server -------------------------------------------------------
+
+
+class Exploding(Watcher):
+    """A watcher whose every hook raises: the server must not notice."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("tls", "hello", "block", "answered", "judge", "pushed", "closed"):
+            raise RuntimeError(f"the watcher's {name} broke")
+        return super().__getattribute__(name)
+
+
+def test_a_watcher_that_fails_costs_no_client_its_answers(tmp_path: Path) -> None:
+    """Every hook raising: each is logged and ignored, and a client creates, sends and
+    receives as without a watcher."""
+    from smpref.serve.listener import SmpServer
+    from smpref.wire.messages import PING
+
+    async def main() -> None:
+        server = SmpServer(tmp_path, ServeConfig(port=0, store_sync=False), watcher=Exploding())
+        await server.start()
+        try:
+            alice = SmprefPolite(server.address, 18)
+            stop = asyncio.Event()
+            task = asyncio.create_task(alice.run(stop))
+            await asyncio.sleep(0.5)
+            stop.set()
+            await task
+            assert alice.sent >= 3 and alice.received == alice.sent and not alice.errors
+            async with await SmpClient.connect(server.address) as client:
+                assert (await client.request(PING())).tag == "PONG"
+        finally:
+            await server.stop()
+        assert server.stop_failures == []
+
+    asyncio.run(main())

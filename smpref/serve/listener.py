@@ -350,8 +350,7 @@ class SmpServer:
         alpn = ssl_object.selected_alpn_protocol()
         dialect = dialect_of_alpn(alpn)
         sni = sni_of(ssl_object)
-        if self.watcher is not None:
-            self.watcher.tls(number, alpn, sni)
+        self._watch("tls", number, alpn, sni)
         if sni is not None:
             # a connection with SNI got the web certificate and serves pages only, as a
             # deployed server with web credentials serves HTTPS only there (TRANS-17)
@@ -399,10 +398,9 @@ class SmpServer:
                                         offered, seen=hellos.append)
         except HandshakeFailedError as exc:
             self._refused_handshake(number, exc.error, exc.detail, alpn, sni)
-            if self.watcher is not None:
-                self.watcher.hello(Hello(number, session, dialect, offered,
-                                         hellos[0] if hellos else None, None, exc.error,
-                                         exc.detail))
+            self._watch("hello", Hello(number, session, dialect, offered,
+                                       hellos[0] if hellos else None, None, exc.error,
+                                       exc.detail))
             await stream.close()
             self._watch_closed(number, None, f"handshake: {exc.error}")
             return None
@@ -412,9 +410,8 @@ class SmpServer:
             await stream.close()
             self._watch_closed(number, None, f"handshake: {type(exc).__name__}")
             return None
-        if self.watcher is not None:
-            self.watcher.hello(Hello(number, session, dialect, offered, hellos[0],
-                                     accepted.version))
+        self._watch("hello", Hello(number, session, dialect, offered, hellos[0],
+                                   accepted.version))
         return session, accepted
 
     def _refused_handshake(self, number: int, error: str, reason: str, alpn: str | None,
@@ -450,9 +447,8 @@ class SmpServer:
                 transmissions = decode_batch(content)
             except BlockError as exc:
                 events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
-                if self.watcher is not None:
-                    self.watcher.block(connection.number, connection.session_id, None, str(exc),
-                                       None)
+                self._watch("block", connection.number, connection.session_id, None,
+                            str(exc), None)
                 if connection.dialect is Dialect.SEED:
                     return "bad block"  # the seed design closes (TRANS-15)
                 # deployed answers ERR BLOCK with an empty corrId and goes on (DEP-9); through
@@ -467,9 +463,8 @@ class SmpServer:
                                       connection.version)
             # an unencrypted block's padding, which a watcher may judge (ENC-1)
             padding = None if stream.framing.encrypted else block[2 + len(content):]
-            intervention = self.watcher.block(connection.number, connection.session_id,
-                                              transmissions, None, padding) \
-                if self.watcher is not None else None
+            intervention = self._watch("block", connection.number, connection.session_id,
+                                       transmissions, None, padding)
             if intervention is not None and intervention.delay > 0:
                 await asyncio.sleep(intervention.delay)
                 if intervention.waited is not None:
@@ -493,8 +488,7 @@ class SmpServer:
                 if job.error is not None:
                     self._end(connection, job.error)
                 self._route(job.outgoing, origin=connection)
-                if self.watcher is not None:
-                    self.watcher.answered(job.session_id, job.transmissions)
+                self._watch("answered", job.session_id, job.transmissions)
             elif isinstance(job, Sweep):
                 self._route(job.outgoing)
                 if job.done is not None:
@@ -598,8 +592,18 @@ class SmpServer:
             self._watch_closed(connection.number, connection.session_id, reason)
 
     def _watch_closed(self, number: int, session: bytes | None, reason: str) -> None:
-        if self.watcher is not None:
-            self.watcher.closed(number, session, reason)
+        self._watch("closed", number, session, reason)
+
+    def _watch(self, hook: str, *args: Any) -> Any:
+        """Call a watcher's hook on the loop; one that fails is logged and ignored, so that a
+        watcher can never cost a client its connection or the server its loop."""
+        if self.watcher is None:
+            return None
+        try:
+            return getattr(self.watcher, hook)(*args)
+        except Exception as exc:
+            events.event("watcher_failed", logging.ERROR, hook=hook, error=repr(exc))
+            return None
 
     # --- what the server does on its own (the client checker's situations) ----------------
 
