@@ -69,15 +69,17 @@ CHECKS: tuple[Check, ...] = (
 CASES: tuple[Case, ...] = (
     Case(1, "second-message", "a message arrives while another is unacknowledged",
          "a message was delivered on a subscription and is not acknowledged yet",
-         "ACK the first message by its ID, take the second (it comes as the ACK's answer) "
-         "and ACK it by its ID", ("CLNT-19", "MSG-2", "MSG-4")),
+         "ACK the first message, take what comes as the ACK's answer and ACK each message "
+         "in turn, the new one too", ("CLNT-19", "MSG-2", "MSG-4")),
     Case(2, "end", "END: another client took the subscription",
          "the client is subscribed to a queue",
          "treat the subscription as ended: no ACK on that queue before subscribing again "
          "(SUB again, GET, or leaving the queue are all right)", ("CLNT-20", "CMD-33")),
     Case(3, "deleted", "DELD: the queue is deleted on the server's side",
          "the client is subscribed to a queue (the last case: it destroys the queue)",
-         "send nothing more to that queue", ("CLNT-21", "DEP-4", "MSG-8")),
+         "send nothing more to that queue as its recipient (below version 10 and in the "
+         "seed design, where deletion comes as END, after the ERR AUTH of one try)",
+         ("CLNT-21", "DEP-4", "MSG-8")),
     Case(4, "quota", "the queue fills up and the quota marker arrives",
          "the client is subscribed to a queue with nothing in flight",
          "acknowledge every message, the quota marker too", ("CLNT-22", "MSG-6")),
@@ -89,7 +91,8 @@ CASES: tuple[Case, ...] = (
          "read both: take the answer and acknowledge the message", ("CLNT-24", "TRANS-3")),
     Case(7, "error", "ERR INTERNAL for a SEND that would have succeeded",
          "the client sends a SEND",
-         "go on: the connection stays in use (sending it again is the client's choice)",
+         "go on: the connection stays in use (sending it again is the client's choice; "
+         "sending it on another connection after closing this one is a fault)",
          ("CLNT-25",)),
     Case(8, "slow", "a slow answer",
          "the client sends a command",

@@ -118,13 +118,9 @@ def _case_json(run: CaseRun) -> dict[str, Any]:
 
 def build(judge: Judge, cases: list[CaseRun], address: str, seconds: float) -> ClientReport:
     """The report of a finished check (:meth:`Judge.finish` was called)."""
-    results = {check.id: CheckResult(check) for check in CHECKS}
+    results = {check.id: CheckResult(check, judge.passes[check.id]) for check in CHECKS}
     for finding in judge.findings:
-        result = results[finding.check]
-        if finding.passed:
-            result.passed += 1
-        else:
-            result.failures.append(finding)
+        results[finding.check].failures.append(finding)
     connections = [{"conn": c.number, "alpn": c.alpn, "sni": c.sni,
                     "protocol": c.dialect.value, "version": c.negotiated,
                     "transmissions": c.transmissions, "end": c.closed}

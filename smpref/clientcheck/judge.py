@@ -47,9 +47,11 @@ if TYPE_CHECKING:
 CORR_ID_SIZE = 24
 #: transmissions kept per connection for the exchange a finding quotes
 EXCHANGE = 6
-#: the ERR answers that say the client's command was malformed, by the check they fail
-_ERR_CHECKS = {"BLOCK": "tx.layout", "SESSION": "tx.layout", "CMD": "tx.command",
-               "LARGE_MSG": "tx.size"}
+#: the ERR answers that say the client's command was wrong in a way the judge does not see
+#: before the step, by the check they fail: the rest (BLOCK, SESSION, CMD SYNTAX/UNKNOWN and
+#: the credential errors) the judge finds itself, and answers such as CMD PROHIBITED or AUTH
+#: may come from the state of a queue, which the client cannot always know
+_ERR_CHECKS = {"LARGE_MSG": "tx.size"}
 
 
 @dataclass
@@ -76,10 +78,9 @@ class Sent:
 
 @dataclass
 class Finding:
-    """A check judged once: passed, or failed with why and the exchange that decided it."""
+    """A check failed once: why, and the exchange that decided it."""
 
     check: str
-    passed: bool
     conn: int
     detail: str = ""
     exchange: list[dict[str, Any]] = field(default_factory=list)
@@ -128,7 +129,9 @@ class Judge(Watcher):
 
     def __init__(self, *, cases: CaseRunner | None = None) -> None:
         self.lock = threading.RLock()
+        #: every failure, with its detail and exchange; passes are only counted
         self.findings: list[Finding] = []
+        self.passes: Counter[str] = Counter()
         self.connections: dict[int, Connection] = {}
         self.by_session: dict[bytes, Connection] = {}
         self.queues: dict[bytes, QueueSeen] = {}
@@ -150,9 +153,12 @@ class Judge(Watcher):
                *extra: Sent) -> None:
         """Record one judgement of ``check`` (a catalogue ID)."""
         assert check in CHECK_BY_ID, check
+        if passed:  # counted, not kept: a long check judges every transmission
+            self.passes[check] += 1
+            return
         number = conn if isinstance(conn, int) else conn.number
-        exchange = [] if passed or isinstance(conn, int) else conn.exchange(*extra)
-        self.findings.append(Finding(check, passed, number, detail, exchange))
+        exchange = [] if isinstance(conn, int) else conn.exchange(*extra)
+        self.findings.append(Finding(check, number, detail, exchange))
 
     def open_connections(self) -> int:
         with self.lock:
@@ -317,6 +323,8 @@ class Judge(Watcher):
                 self._used(queue.recipient_id)
                 if self.cases is not None:
                     acked = getattr(message, "msg_id", b"") if tag == "ACK" else b""
+                    # an empty ID acknowledges the message in flight (MSG-4)
+                    acked = acked or session.delivered.get(queue.recipient_id, b"")
                     self.cases.on_command(c, tag, queue.recipient_id, acked)
             self._authorization(c, session, tx, message, queue)
             self._conversation(model, c, session, tag, tx, message, queue)
@@ -349,7 +357,7 @@ class Judge(Watcher):
             return
         if tx.entity_id in self.deleted:  # case 3 judges the use of the queue it deleted
             if self.cases is not None:
-                self.cases.on_deleted_use(c, message.DEF.tag)
+                self.cases.on_deleted_use(c, message.DEF.tag, message.DEF.entity)
             return
         if message.DEF.tag in ("NEW", "PRXY"):
             return
@@ -416,6 +424,7 @@ class Judge(Watcher):
                         f"CLNT-16: SUB of {rid.hex()}, which this connection is subscribed "
                         "to already: it forgets the message in flight and delivers it again "
                         "(MSG-2)")
+        if tag in ("SUB", "GET"):  # after END, both take the queue up again (CLNT-20)
             c.ended.discard(rid)
         if tag == "ACK" and rid not in c.ended:
             acked = getattr(message, "msg_id", b"")
@@ -440,7 +449,8 @@ class Judge(Watcher):
                     break
             self._follow(out)
             if self.cases is not None:
-                self.cases.on_judged(model, list(self.by_session.values()))
+                self.cases.on_judged(model, list(self.by_session.values()),
+                                     (c.number, tx.corr_id))
 
     def _answer(self, c: Connection, tx: Transmission, tag: str, answer: Outgoing) -> None:
         message = answer.message
@@ -458,7 +468,7 @@ class Judge(Watcher):
                 if tx.entity_id == seen.recipient_id:
                     seen.ids.add(message.notifier_id)
         error = render_error(message.error) if isinstance(message, ERR) else ""
-        check = _ERR_CHECKS.get(error.split(" ")[0]) if error else None
+        check = _ERR_CHECKS.get(error) if error else None
         if check is not None:
             self.record(check, False, c, f"{CHECK_BY_ID[check].requirements[0]}: the "
                         f"server answered {tag} with ERR {error}")
@@ -477,6 +487,14 @@ class Judge(Watcher):
             elif item.message.DEF.tag in ("END", "DELD") and item.entity_id in self.queues:
                 c.in_flight.pop(item.entity_id, None)
                 c.ended.add(item.entity_id)
+
+    def forget(self, ids: set[bytes]) -> None:
+        """A case deleted the queue with these IDs: its use is the case's to judge, and it
+        does not count as a queue the client never used."""
+        self.deleted |= ids
+        for seen in self.queues.values():
+            if seen.ids & ids or seen.recipient_id in ids:
+                seen.used = True
 
     def _used(self, rid: bytes) -> None:
         for seen in self.queues.values():

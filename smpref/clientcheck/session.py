@@ -93,12 +93,14 @@ class ClientCheck:
         """Stop the server, decide what the end decides, and report."""
         with self.judge.lock:
             self.judge.stopping = True
+            still_open = {c.number for c in self.judge.connections.values()
+                          if c.closed is None and c.negotiated is not None}
         await self.server.stop()
         self.judge.finish()
         runs = []
         if self.runner is not None:
             with self.judge.lock:
-                self.runner.finish()
+                self.runner.finish(still_open)
             runs = self.runner.runs
         return build(self.judge, runs, self.server.address,
                      time.monotonic() - self._started)

@@ -27,6 +27,7 @@ from smpref.model.server import Outgoing, Server
 from smpref.model.server_events import deleted_by_operator, message_arrives, subscription_taken
 from smpref.model.states import SessionMode
 from smpref.serve.watcher import Intervention, ServerEvent
+from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR, MSG, RecordKind
 from smpref.wire.schema import parse_error
 from smpref.wire.transmission import Transmission
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
 #: seconds a case that only the client can decide holds the next one back
 PATIENCE = 5.0
 #: seconds in which a command may cross the server's DELD on the wire (case 3)
-CROSSING = 0.5
+CROSSING = 1.0
+#: the first version whose deletion notice is DELD, not END (smp-wire §2.8)
+DELD_VERSION = 10
 #: what a case's message says, so that a client's log shows where it came from
 BODY = b"smpref client-check: case %d"
 
@@ -57,6 +60,8 @@ class CaseRun:
     #: message IDs the case put in the queue, by role ("first", "second", "target")
     ids: dict[str, bytes] = field(default_factory=dict)
     started: float = 0.0
+    #: when the case's server event ran (END and DELD were sent)
+    acted: float = 0.0
     exchange: list[dict[str, Any]] = field(default_factory=list)
     #: what the case still waits for, in its own terms
     wanted: set[bytes] = field(default_factory=set)
@@ -124,7 +129,9 @@ class CaseRunner:
 
     def waiting_for_client(self) -> bool:
         """A case waits for the client to come back (case 9, after the server closed)."""
-        return any(r.case.number == 9 and r.state == "started" for r in self.runs)
+        assert self.judge is not None
+        with self.judge.lock:
+            return any(r.case.number == 9 and r.state == "started" for r in self.runs)
 
     def _run_event(self, event: ServerEvent) -> None:
         """Run a server event soon (called on the engine's thread or the loop's)."""
@@ -155,7 +162,7 @@ class CaseRunner:
     def on_block(self, c: Connection, heads: list[tuple[int, Transmission]]
                  ) -> Intervention | None:
         """A block from the client (loop): cases 6, 7 and 8 act on it."""
-        self._later(c)
+        self._later(c, heads)
         if not heads:
             return None
         if (batch := self._ready(6)) is not None:
@@ -185,16 +192,20 @@ class CaseRunner:
             return Intervention(delay=self.slow, waited=waited)
         return None
 
-    def _later(self, c: Connection) -> None:
-        """A block after a case started: after case 7's ERR it shows the client went on."""
+    def _later(self, c: Connection, heads: list[tuple[int, Transmission]]) -> None:
+        """A block after a case started: after case 7's ERR it shows whether the client went
+        on with the connection, or sent the refused SEND again on another."""
         for run in self.runs:
             if run.state not in ("started", "closed"):
                 continue
             if run.case.number == 7 and run.conn == c.number:
                 run.decide("pass", "the client went on using the connection after ERR "
                            "INTERNAL for its SEND")
-            else:
-                run.later += 1
+            elif run.case.number == 7 and any(
+                    tx.entity_id == run.rid and tx.command.startswith(b"SEND ")
+                    for _, tx in heads):
+                run.ids["elsewhere"] = b"1"
+            run.later += 1
 
     def on_answered(self, c: Connection) -> None:
         for run in self.runs:
@@ -206,16 +217,16 @@ class CaseRunner:
     def on_command(self, c: Connection, tag: str, rid: bytes, acked: bytes) -> None:
         """A command on one of the client's queues (engine, before its step)."""
         for run in self.runs:
-            if run.state != "started" or run.rid != rid:
-                continue
             number = run.case.number
+            if run.state != "started" or (run.rid != rid and number != 9):
+                continue
             if number == 2 and run.conn == c.number:
-                if tag == "SUB":
-                    run.decide("pass", "after END the client subscribed again")
-                elif tag == "ACK":
+                if tag in ("SUB", "GET"):
+                    run.decide("pass", f"after END the client took the queue up again ({tag})")
+                elif tag == "ACK" and time.monotonic() - run.acted > CROSSING:
                     run.decide("fail", "CLNT-20: after END the client acknowledged on the "
                                "queue without subscribing again", c.exchange())
-            elif number == 9 and run.conn != c.number and tag == "SUB":
+            elif number == 9 and run.conn != c.number and tag == "SUB" and rid in run.wanted:
                 run.wanted.discard(rid)
                 if not run.wanted:
                     run.decide("pass", "the client connected again and subscribed again to "
@@ -223,27 +234,37 @@ class CaseRunner:
             elif number in (1, 4, 5, 6) and tag == "ACK":
                 self._acked(run, c, acked)
 
-    def on_deleted_use(self, c: Connection, tag: str) -> None:
-        """A command naming a queue case 3 deleted: a fault once the client has had time to
-        read DELD (one that crossed it on the wire is not)."""
+    def on_deleted_use(self, c: Connection, tag: str, role: str) -> None:
+        """A command naming a queue case 3 deleted, in ``role``: a fault once the client has
+        had time to read the deletion (one that crossed it on the wire is not), and only as
+        the queue's recipient or notifier (its sender cannot know). Where deletion comes as
+        END (below version 10, the seed design) the client cannot tell it from another END,
+        which allows taking the queue up again (CLNT-20): one command is allowed, whose
+        ERR AUTH tells it the queue is gone."""
+        if role not in ("recipient_id", "notifier_id"):
+            return
         for run in self.runs:
-            if run.case.number == 3 and run.state == "started" and run.conn == c.number \
-                    and time.monotonic() - run.started > CROSSING:
-                run.decide("fail", f"CLNT-21: after the queue was deleted (DELD) the client "
-                           f"sent {tag} to it", c.exchange())
+            if run.case.number != 3 or run.state != "started" or run.conn != c.number or \
+                    time.monotonic() - run.acted <= CROSSING:
+                continue
+            as_end = c.dialect is Dialect.SEED or (c.version or 0) < DELD_VERSION
+            if as_end and "told" not in run.ids:
+                run.ids["told"] = b"1"
+                continue
+            run.decide("fail", f"CLNT-21: after the queue was deleted "
+                       f"({'END, then ERR AUTH' if as_end else 'DELD'}) the client sent "
+                       f"{tag} to it", c.exchange())
 
     def _acked(self, run: CaseRun, c: Connection, acked: bytes) -> None:
         target = run.ids.get("target")
         if run.case.number == 1:
             first, second = run.ids.get("first"), run.ids.get("second")
-            if acked == first:
-                return
+            # messages queued before the second come first; a wrong ID is conv.ack's to judge
             if acked == second:
-                run.decide("pass", "the client acknowledged the first message, took the "
-                           "second as the ACK's answer and acknowledged it")
-            elif c.number == run.conn:  # on another connection it is another delivery
-                run.decide("fail", f"CLNT-19: the client acknowledged {acked.hex()}, neither "
-                           "the first message nor the second", c.exchange())
+                run.decide("pass", "the client acknowledged the first message, took what "
+                           "came as the ACK's answer and acknowledged the second message")
+            elif acked == first:
+                run.ids["acked-first"] = first
         elif target is not None and acked == target:
             run.decide("pass", {4: "the client acknowledged the quota marker",
                                 5: "the client acknowledged the message with the "
@@ -251,13 +272,16 @@ class CaseRunner:
                                 6: "the client read the answer and the message of one block "
                                    "and acknowledged the message"}[run.case.number])
 
-    def on_judged(self, model: Server, connections: list[Connection]) -> None:
-        """After a step (engine): cases 1-5 and 9 start when a connection's state allows."""
+    def on_judged(self, model: Server, connections: list[Connection],
+                  step: tuple[int, bytes]) -> None:
+        """After a step (engine): cases 1-5 and 9 start when a connection's state allows.
+        ``step``: the connection and corrId of the command just judged, whose answer is
+        about to go."""
         for c in connections:
-            if c.closed is None and self._start_on(model, c):
+            if c.closed is None and self._start_on(model, c, step):
                 return
 
-    def _start_on(self, model: Server, c: Connection) -> bool:
+    def _start_on(self, model: Server, c: Connection, step: tuple[int, bytes]) -> bool:
         subscribed = _subscribed(model, c.session_id)
         if not subscribed:
             return False
@@ -279,9 +303,12 @@ class CaseRunner:
             # END and DELD come when nothing is in flight: an ACK that crossed them on the
             # wire is then no ACK of a message the client was given
             choices = subscribed if number == 9 else idle
+            others = set(c.pending) - ({step[1]} if step[0] == c.number else set())
+            if others:  # only at a quiet moment: no other command of the connection pending
+                break
             if choices and (run := self._ready(number)) is not None:
                 self._start(run, c, choices[0])
-                run.state = "started"
+                run.state = "started" if number == 9 else "starting"
                 run.exchange = c.exchange()
                 if number == 9:
                     run.wanted = set(subscribed)
@@ -357,8 +384,12 @@ class CaseRunner:
 
     def _end(self, model: Server, run: CaseRun) -> list[Outgoing]:
         queue = self._queue_ready(model, run)
-        if queue is None:
+        session = model.sessions.get(run.session_id)
+        if queue is None or session is None or run.rid in session.delivered or \
+                model.subscribers.get(run.rid) != run.session_id:
+            run.state = "waiting"  # a message went in flight meanwhile: not the moment
             return []
+        run.acted = time.monotonic()
         if run.case.number == 2:
             return subscription_taken(model, queue)
         assert self.judge is not None
@@ -367,14 +398,17 @@ class CaseRunner:
             ids.add(queue.notifier.notifier_id)
         if queue.link is not None:
             ids.add(queue.link.link_id)
-        self.judge.deleted |= ids
+        self.judge.forget(ids)
         return deleted_by_operator(model, queue)
 
     # --- the end ----------------------------------------------------------------------------
 
-    def finish(self) -> None:
-        """Decide what the end decides."""
+    def finish(self, still_open: set[int] | None = None) -> None:
+        """Decide what the end decides. ``still_open``: the connections the client had open
+        when the check was ended (a signal, ``--timeout``): a case waiting on one of them was
+        cut short by the check, not failed by the client."""
         assert self.judge is not None
+        still_open = still_open or set()
         for run in self.runs:
             if run.state in ("waiting", "starting"):
                 run.state = "not exercised"
@@ -383,13 +417,20 @@ class CaseRunner:
             if run.state == "decided":
                 continue
             number = run.case.number
+            if (number in (1, 4, 5, 6, 8) and run.conn in still_open) or \
+                    (number == 9 and still_open - {run.conn}):
+                run.state = run.verdict = "not exercised"
+                run.detail = ("the check ended while the case waited for the client (its "
+                              "connection was still open): run it again with a longer "
+                              "--idle or --timeout")
+                continue
             if number in (2, 3):
                 run.decide("pass", "after END the client left the queue alone" if number == 2
                            else "after DELD the client sent nothing more to the queue")
-            elif number == 7 and run.state == "closed" and run.later:
+            elif number == 7 and run.state == "closed" and "elsewhere" in run.ids:
                 run.decide("fail", "CLNT-25: after ERR INTERNAL answered its SEND the client "
-                           "closed that connection without using it again, and went on on "
-                           "another", run.exchange)
+                           "closed that connection and sent to the queue again on another: "
+                           "it abandoned the connection over one ERR", run.exchange)
             elif number == 7:  # it may have given up, or have been done: the spec cannot say
                 run.decide("non-strict", "CLNT-25: the client sent nothing more on the "
                            "connection where ERR INTERNAL answered its SEND: if it gave up "

@@ -10,15 +10,17 @@ from smpref.model.effects import store_message, store_quota_marker
 from smpref.model.records import QueueRecord
 from smpref.model.server_state import ServerState
 from smpref.model.sessions import Outgoing
+from smpref.model.states import QueueStatus
 from smpref.wire.messages import RecordKind
 
 
 def message_arrives(server: ServerState, queue: QueueRecord, body: bytes,
                     notification: bool = False) -> list[Outgoing]:
-    """A sender's SEND to ``queue`` accepted, as the rules take it: nothing when the quota
-    holds (``SEND.quota-held``), the quota marker when the queue is full
-    (``SEND.queue-full``, MSG-6), else the message (MSG-2, MSG-7)."""
-    if not queue.can_write:
+    """A sender's SEND to ``queue`` accepted, as the rules take it: nothing when the queue is
+    suspended (``SEND.suspended``, ROT-3) or the quota holds (``SEND.quota-held``), the quota
+    marker when the queue is full (``SEND.queue-full``, MSG-6), else the message (MSG-2,
+    MSG-7)."""
+    if queue.status is QueueStatus.SUSPENDED or not queue.can_write:
         return []
     records = server.store.records(queue.recipient_id)
     if sum(r.kind in (RecordKind.Message, RecordKind.Quota) for r in records) \

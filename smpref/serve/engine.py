@@ -244,6 +244,10 @@ class Engine:
             self.store.rollback()
             self.model.store_errors.append(str(exc))
             return []
+        except Exception as exc:  # a watcher's event: it must not stop the engine
+            self.store.rollback()
+            events.event("watcher_failed", logging.ERROR, hook="event", error=repr(exc))
+            return []
         self.store.commit()
         self._watch("pushed", self.model, out)
         return out

@@ -462,7 +462,8 @@ class SmpServer:
                     self.trace.record("in", connection.number, data, connection.dialect,
                                       connection.version)
             # an unencrypted block's padding, which a watcher may judge (ENC-1)
-            padding = None if stream.framing.encrypted else block[2 + len(content):]
+            padding = None if stream.framing.encrypted or self.watcher is None else \
+                block[2 + len(content):]
             intervention = self._watch("block", connection.number, connection.session_id,
                                        transmissions, None, padding)
             if intervention is not None and intervention.delay > 0:
