@@ -122,3 +122,22 @@ def test_a_seed_draws_the_same_program_whatever_local_modules_are_loaded(
     importlib.import_module("local_constants")
     after = [run_seed(seed, examples=4, steps=12).trace_digest for seed in (1, 7)]
     assert after == before
+
+
+def _aad_without_kind(_kind: Any, seq: int) -> bytes:
+    """The ratchet's associated data without the record kind: a mistake in the one module
+    both of smpref's sides use, the server sealing and the owner opening."""
+    return b"SimpleXQueueRatchet" + seq.to_bytes(8, "big", signed=True)
+
+
+@req("QENC-6", "QENC-8")
+def test_a_mistake_shared_by_the_server_and_the_owner_fails_the_machine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same wrong associated data on both sides: smpref's owner opens every record (it
+    shares the mistake), the second implementation (smpref.independent) does not."""
+    from smpref.crypto import ratchet
+
+    quick = settings(SIZE, max_examples=30, phases=[Phase.generate])
+    monkeypatch.setattr(ratchet, "record_aad", _aad_without_kind)
+    with pytest.raises(AssertionError, match="the second implementation refuses record M"):
+        run_state_machine_as_test(QueueMachine, settings=quick)

@@ -48,6 +48,7 @@ from smpref.client.core import (
 )
 from smpref.crypto.primitives import box_key, secretbox_open
 from smpref.errors import CryptoError
+from smpref.independent.ratchet_mirror import RatchetMirror, open_msg_body
 from smpref.model.config import DAY, ServerConfig
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.loopback import Loopback, LoopbackConnection
@@ -159,6 +160,11 @@ class QueueHandle:
     ntf_secret: bytes | None = None  # opens NMSG metadata (MSG-7)
     sent: list[bytes] = field(default_factory=list)
     delivered: list[bytes] = field(default_factory=list)  # opened by the owner, once each
+    #: the server's queue DH key (IDS), and the second implementation's ratchet mirror: every
+    #: record is opened by it too (smpref.independent), so a mistake shared by the server's
+    #: sealing and the owner's opening shows
+    server_dh: bytes = b""
+    independent: RatchetMirror | None = None
     expired: list[bytes] = field(default_factory=list)
 
     @property
@@ -403,6 +409,7 @@ class QueueMachine(RuleBasedStateMachine):
         self.stats["deliveries"] += 1
         if delivery.last:
             self.stats["last flags"] += 1
+        self._open_independently(where, handle, msg, rec, delivery.last, again)
         if again:
             return
         assert received.kind is record.kind and received.seq == rec.seq
@@ -411,6 +418,31 @@ class QueueMachine(RuleBasedStateMachine):
             assert received.body is not None
             handle.delivered.append(received.body)
             self.stats["messages delivered"] += 1
+
+    def _open_independently(self, where: str, handle: QueueHandle,  # noqa: PLR0917
+                            msg: MSG, rec: Rec, last: bool, again: bool) -> None:
+        """Open the MSG with the second implementation (smpref.independent), written from
+        QENC-5..8 and smp-wire §3.10: the body with XSalsa20 through its own HSalsa20, the
+        record with its own ratchet mirror. A record that smpref's owner opens but this
+        cannot is a mistake both of smpref's sides share (say, the same wrong associated
+        data)."""
+        assert handle.independent is not None
+        body = open_msg_body(handle.owner.dh_key.secret, handle.server_dh, msg.msg_id,
+                             msg.enc_body)
+        assert body is not None, f"{where}: the second implementation cannot open the MSG"
+        assert int.from_bytes(body[:8], "big", signed=True) == rec.at, \
+            f"{where}: the second implementation reads another time"
+        flags = {b"T": True, b"F": False}
+        assert (flags.get(body[8:9]), flags.get(body[9:10]), body[10:11]) == \
+            (rec.notify, last, b" "), f"{where}: the second implementation reads other flags"
+        if again:  # the mirror takes each record once, in order (QENC-5)
+            return
+        verdict, plaintext, reason = handle.independent.receive(body[11:])
+        assert verdict != "invalid", \
+            f"{where}: the second implementation refuses record {rec.kind}{rec.seq} ({reason})"
+        if rec.kind == "M":
+            assert plaintext == rec.body, f"{where}: the second implementation reads another body"
+        self.stats["records opened twice"] += 1
 
     def _ids_of(self, handle: QueueHandle, records: list[Rec]) -> None:
         for rec in records:
@@ -523,6 +555,8 @@ class QueueMachine(RuleBasedStateMachine):
         assert replies[0].tag == "IDS", error_of(replies[0])
         ids = replies[0].expect(IDS)
         owner.created(ids)
+        handle.server_dh = ids.rcv_public_dh_key.raw
+        handle.independent = RatchetMirror(owner.dh_key.secret)
         assert ids.queue_mode is mode
         if ntf_dh is not None:
             assert ids.server_ntf_creds is not None, "NEW with a notifier: no credentials"

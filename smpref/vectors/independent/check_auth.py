@@ -10,7 +10,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from smpref.vectors.independent import salsa
+from smpref.independent import salsa
 from smpref.vectors.independent.shared import cb_nonce, confirmed, expect, ss, tests, unhex, x25519
 
 # TRANS-7 and LINK-8, restated from the spec: the rule of each command.

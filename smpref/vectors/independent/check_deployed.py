@@ -11,7 +11,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from smpref.vectors.independent import salsa
+from smpref.independent import salsa
 from smpref.vectors.independent.shared import (
     cb_nonce,
     confirmed,

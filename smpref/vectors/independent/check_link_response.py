@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from smpref.vectors.independent import salsa
+from smpref.independent import salsa
 from smpref.vectors.independent.shared import (
     cb_nonce,
     confirmed,

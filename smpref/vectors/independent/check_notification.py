@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from smpref.vectors.independent import salsa
+from smpref.independent import salsa
 from smpref.vectors.independent.shared import (
     confirmed,
     expect,

@@ -6,41 +6,25 @@ vector is checked along (pyca/cryptography, the standard library and this packag
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 import re
 from collections.abc import Callable
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
 from smpref.errors import VectorCheckError
+from smpref.independent.basics import hkdf, unpad, x25519, x25519_public
+
+__all__ = ["hkdf", "unpad", "x25519", "x25519_public"]
 
 
 def unhex(test: dict[str, Any], name: str) -> bytes:
     return bytes.fromhex(test[name])
 
 
-def hkdf(hash_name: str, salt: bytes, ikm: bytes, info: bytes, size: int) -> bytes:
-    algorithm = {"SHA-512": "sha512", "SHA-256": "sha256"}[hash_name]
-    prk = hmac.digest(salt or bytes(hashlib.new(algorithm).digest_size), ikm, algorithm)
-    out, block, counter = b"", b"", 1
-    while len(out) < size:
-        block = hmac.digest(prk, block + info + bytes([counter]), algorithm)
-        out, counter = out + block, counter + 1
-    return out[:size]
 
 
-def x25519_public(secret: bytes) -> bytes:
-    return X25519PrivateKey.from_private_bytes(secret).public_key().public_bytes(
-        Encoding.Raw, PublicFormat.Raw)
 
 
-def x25519(secret: bytes, public: bytes) -> bytes:
-    return X25519PrivateKey.from_private_bytes(secret).exchange(
-        X25519PublicKey.from_public_bytes(public))
 
 
 #: tcIds whose checks passed since the last :func:`reset` (the check in progress)
@@ -74,10 +58,6 @@ def tests(vectors: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]
     return [(group, test) for group in vectors["testGroups"] for test in group["tests"]]
 
 
-def unpad(padded: bytes) -> bytes | None:
-    if len(padded) < 2 or int.from_bytes(padded[:2], "big") > len(padded) - 2:
-        return None
-    return padded[2 : 2 + int.from_bytes(padded[:2], "big")]
 
 
 def cb_nonce(corr_id: bytes) -> bytes:
