@@ -364,6 +364,12 @@ TARGETS = (
 )
 
 
+def machines_only(target: Target) -> Target:
+    """The target judged by its state-machine tests alone (``--machines-only``)."""
+    return Target(target.name, target.modules,
+                  tuple(t for t in target.tests if "machine" in Path(t).name))
+
+
 #: modules whose mutants are sampled by default (none: every mutant runs; --sample MODULE=N
 #: draws a seeded sample of N, for a quick look)
 DEFAULT_SAMPLES: dict[str, int] = {}
@@ -624,6 +630,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sample", action="append", default=[], metavar="MODULE=N",
                         help="run a seeded random sample of N of a module's mutants "
                              "(repeatable; default: every mutant)")
+    parser.add_argument("--machines-only", action="store_true",
+                        help="judge every mutant by the state-machine tests alone "
+                             "(tests/*machine*.py): what the machines see by themselves")
     parser.add_argument("--since", metavar="REV", default=None,
                         help="incremental: judge only the mutants on lines changed since the "
                              "git revision REV (committed or not), e.g. --since HEAD")
@@ -642,8 +651,8 @@ def main(argv: list[str] | None = None) -> int:
         print(equivalents_table(), end="")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    modules = [(t, m) for t in TARGETS for m in t.modules
-               if not args.only or t.name in args.only or m in args.only]
+    modules = [(t, m) for t in (machines_only(t) if args.machines_only else t for t in TARGETS)
+               for m in t.modules if not args.only or t.name in args.only or m in args.only]
     # Each module is cut into --jobs shards, so that a large module keeps every core busy.
     samples = dict(DEFAULT_SAMPLES)
     for item in args.sample:

@@ -20,6 +20,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from machine_depth import shortfalls
 from reqs import req
 
+from smpref.crypto import link_crypto, ratchet
 from smpref.model import delivery, effects
 from smpref.model.server_state import ServerState
 from smpref.testing.determinism import same_draws_everywhere
@@ -130,14 +131,31 @@ def _aad_without_kind(_kind: Any, seq: int) -> bytes:
     return b"SimpleXQueueRatchet" + seq.to_bytes(8, "big", signed=True)
 
 
-@req("QENC-6", "QENC-8")
-def test_a_mistake_shared_by_the_server_and_the_owner_fails_the_machine(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same wrong associated data on both sides: smpref's owner opens every record (it
-    shares the mistake), the second implementation (smpref.independent) does not."""
-    from smpref.crypto import ratchet
+def _reversed_nonce(data: bytes) -> bytes:
+    """LINK's nonce reversed: a mistake in the module both the server (sealing LINK) and the
+    reader (opening it) use."""
+    return bytes(reversed(data[:24].ljust(24, b"\x00")))
 
+
+#: mistakes in a module both of smpref's sides use, and what the second implementation says
+SHARED_MISTAKES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], str]] = {
+    "the ratchet's associated data without the record kind": (
+        lambda mp: mp.setattr(ratchet, "record_aad", _aad_without_kind),
+        "the second implementation refuses record M"),
+    "LINK sealed and opened with a reversed nonce": (
+        lambda mp: mp.setattr(link_crypto, "cb_nonce", _reversed_nonce),
+        "the second implementation cannot open LINK"),
+}
+
+
+@req("QENC-6", "QENC-8", "LINK-9")
+@pytest.mark.parametrize("mistake", sorted(SHARED_MISTAKES))
+def test_a_planted_mistake_shared_by_the_server_and_the_client_fails_the_machine(
+        mistake: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same mistake on both sides: smpref's own client opens everything (it shares the
+    mistake), the second implementation (smpref.independent) does not."""
+    plant, complaint = SHARED_MISTAKES[mistake]
+    plant(monkeypatch)
     quick = settings(SIZE, max_examples=30, phases=[Phase.generate])
-    monkeypatch.setattr(ratchet, "record_aad", _aad_without_kind)
-    with pytest.raises(AssertionError, match="the second implementation refuses record M"):
+    with pytest.raises(AssertionError, match=complaint):
         run_state_machine_as_test(QueueMachine, settings=quick)

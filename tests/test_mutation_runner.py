@@ -337,3 +337,16 @@ print(json.dumps([kept, [m in sys.modules for m in ("target", "user", "pkg.user"
                           env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [["free"], [False, False, False], False]
+
+
+def test_machines_only_keeps_each_targets_state_machine_tests_and_nothing_else(
+        runner: ModuleType) -> None:
+    """``--machines-only`` judges the model, the deployed effects and the ratchet by the
+    state machines alone (issue 30's measure)."""
+    for target in runner.TARGETS:
+        kept = runner.machines_only(target)
+        assert kept.modules == target.modules
+        assert kept.tests == tuple(t for t in target.tests if "machine" in Path(t).name)
+    rules = runner.machines_only(next(t for t in runner.TARGETS if t.name == "model rules"))
+    assert rules.tests == ("tests/test_model_machine.py", "tests/test_dialect_machine.py")
+    assert runner.build_parser().parse_args(["--machines-only"]).machines_only

@@ -48,6 +48,7 @@ from smpref.client.core import (
 )
 from smpref.crypto.primitives import box_key, secretbox_open
 from smpref.errors import CryptoError
+from smpref.independent.link_response import open_link_response
 from smpref.independent.ratchet_mirror import RatchetMirror, open_msg_body
 from smpref.model.config import DAY, ServerConfig
 from smpref.testing.determinism import same_draws_everywhere
@@ -676,8 +677,16 @@ class QueueMachine(RuleBasedStateMachine):
         if replies[0].tag != "LINK":
             return
         assert handle.link_data is not None
-        queue_link = session.client.open_link(handle.link, corr, replies[0].expect(LINK).sealed)
+        sealed = replies[0].expect(LINK).sealed
+        queue_link = session.client.open_link(handle.link, corr, sealed)
         assert queue_link.sender_id == handle.owner.sender_id
+        # the second implementation opens it too: LINK-9 and LINK-10 written again
+        again = open_link_response(handle.link.pk, session.client.server_session_public, corr,
+                                   sealed)
+        assert again is not None, "LGET: the second implementation cannot open LINK"
+        assert again == queue_link.encode(), \
+            "LGET: the second implementation reads another QueueLink"
+        self.stats["links opened twice"] += 1
         data, optional = read_link_blob(handle.link, queue_link.enc_link_data)
         assert data == handle.link_data[0]
         assert all(part in handle.link_data[1] for part in optional)  # QUEUE-9: only drops

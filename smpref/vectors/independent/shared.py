@@ -13,8 +13,9 @@ from typing import Any
 
 from smpref.errors import VectorCheckError
 from smpref.independent.basics import hkdf, unpad, x25519, x25519_public
+from smpref.independent.link_response import cb_nonce
 
-__all__ = ["hkdf", "unpad", "x25519", "x25519_public"]
+__all__ = ["cb_nonce", "hkdf", "unpad", "x25519", "x25519_public"]
 
 
 def unhex(test: dict[str, Any], name: str) -> bytes:
@@ -58,10 +59,6 @@ def tests(vectors: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]
     return [(group, test) for group in vectors["testGroups"] for test in group["tests"]]
 
 
-
-
-def cb_nonce(corr_id: bytes) -> bytes:
-    return corr_id[:24] if len(corr_id) >= 24 else corr_id.ljust(24, b"\x00")
 
 
 LABEL_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
