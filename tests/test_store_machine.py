@@ -34,7 +34,8 @@ def test_the_journal_store_behaves_as_the_memory_store() -> None:
         run_state_machine_as_test(Run, settings=SIZE)
     # reopening the store takes steps from the others: half the model machine's floors
     rules = DifferentialMachine.rule_names()
-    missing = shortfalls(Run.totals(), rules, ("MSG-9", "RET-5"), scale=0.5)
+    missing = shortfalls(Run.totals(), rules, ("MSG-9", "RET-5"), scale=0.5,
+                         without=("forged_record", "forged records refused"))
     assert not missing, "the machine ran too shallow: " + "; ".join(missing)
 
 

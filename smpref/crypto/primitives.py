@@ -204,12 +204,23 @@ def sealed_box_open(recipient_secret: bytes, sealed: bytes) -> bytes:
 # --- AEAD -----------------------------------------------------------------------------------
 
 
+#: the Poly1305 tag that ends every AEAD ciphertext
+AEAD_TAG_SIZE = 16
+
+
 def aead_encrypt(key: bytes, nonce: bytes, aad: bytes, message: bytes) -> bytes:
     """IETF ChaCha20-Poly1305 (RFC 8439), ``ciphertext || tag``."""
     return bytes(sodium.crypto_aead_chacha20poly1305_ietf_encrypt(message, aad, nonce, key))
 
 
 def aead_decrypt(key: bytes, nonce: bytes, aad: bytes, ciphertext: bytes) -> bytes:
+    """Open IETF ChaCha20-Poly1305; CryptoError when it does not open. A ciphertext shorter
+    than its 16-byte tag is refused here: libsodium's binding fails on it with a plain
+    ValueError from cffi, which a forged record reached (found by the model machine's forged
+    records, issue 30)."""
+    if len(ciphertext) < AEAD_TAG_SIZE:
+        raise CryptoError(f"AEAD ciphertext of {len(ciphertext)} bytes is shorter than its "
+                          f"{AEAD_TAG_SIZE}-byte tag")
     try:
         return bytes(
             sodium.crypto_aead_chacha20poly1305_ietf_decrypt(ciphertext, aad, nonce, key))

@@ -16,6 +16,8 @@ from nacl.exceptions import CryptoError
 from smpref.independent import salsa
 from smpref.independent.basics import hkdf, unpad, x25519, x25519_public
 
+#: the most lost records the mirror steps over (QENC-8)
+MAX_SKIP = 1024
 #: MSG's encBody is padded to this before it is sealed (QENC-7)
 PADDED_BODY = 16106
 
@@ -63,6 +65,8 @@ class RatchetMirror:
             self.key, self.next = secret, 1
             return "valid", b"", ""
         skipped, key = seq - self.next, self.key
+        if skipped > MAX_SKIP:  # QENC-8: a gap of at most 1024 lost records
+            return "invalid", b"", "gap"
         for _ in range(skipped):
             key = _expand(hmac.digest(bytes(64), key, "sha512"), _LABEL + b"next")
         prk = hmac.digest(bytes(64), key, "sha512")

@@ -132,6 +132,8 @@ class DifferentialMachine(QueueMachine):
     """The model's state machine over the journal store, shadowed step by step by the memory
     store, with reopening at any point."""
 
+    FORGES = False  # its steps go to the store; the model's machine forges records
+
     def make_loopback(self) -> Loopback:
         self._tmp = Path(tempfile.mkdtemp(prefix="smpref-store-"))
         return DifferentialLoopback(seed=0, root=self._tmp / "store")

@@ -19,6 +19,7 @@ it by seed (:func:`run_seed`).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import time
 from collections import Counter
@@ -47,7 +48,8 @@ from smpref.client.core import (
     read_link_blob,
 )
 from smpref.crypto.primitives import box_key, secretbox_open
-from smpref.errors import CryptoError
+from smpref.crypto.ratchet import MAX_SKIP
+from smpref.errors import CryptoError, RatchetError
 from smpref.independent.link_response import open_link_response
 from smpref.independent.ratchet_mirror import RatchetMirror, open_msg_body
 from smpref.model.config import DAY, ServerConfig
@@ -141,6 +143,48 @@ LIMITS = Limits(
 #: at most this many queues and sessions at once: few queues, so each one sees many messages
 MAX_QUEUES = 3
 MAX_SESSIONS = 4
+#: how a forged record is made from a delivered one (QENC-8): the same again, a byte of its
+#: payload or of its header flipped, cut short, its sequence number moved on, its kind changed
+FORGERIES = ("replay", "flip-payload", "flip-header", "truncate", "later-seq", "other-kind")
+
+
+def forge(record: bytes, forgery: str, at: int, by: int) -> bytes:
+    """A record made from ``record`` (``kind(1) || seq(8) || payload``) by ``forgery``."""
+    if forgery == "replay":
+        return record
+    if forgery == "flip-payload":  # a record without a payload (a quota marker) gets one
+        if len(record) <= 9:
+            return record + bytes([at % 256])
+        i = 9 + at % (len(record) - 9)
+        return record[:i] + bytes([record[i] ^ 1 + at % 255]) + record[i + 1:]
+    if forgery == "flip-header":
+        i = 1 + at % 8
+        return record[:i] + bytes([record[i] ^ 1 + at % 255]) + record[i + 1:]
+    if forgery == "truncate":
+        return record[:at % len(record)]
+    if forgery == "later-seq":
+        seq = int.from_bytes(record[1:9], "big", signed=True) + by
+        return record[:1] + seq.to_bytes(8, "big", signed=True) + record[9:]
+    kinds = b"IMUQ"
+    other = kinds[(kinds.index(record[0]) + 1 + at % 3) % 4] if record[:1] in (
+        b"I", b"M", b"U", b"Q") else kinds[0]
+    return bytes([other]) + record[1:]
+
+
+def _refused_by_spec(forgery: str, record: bytes, forged: bytes, next_seq: int) -> bool:
+    """Whether QENC-8 refuses the forged record outright: a replay of anything but a quota
+    marker at or beyond the next number, a changed payload or kind of a Message (it no
+    longer decrypts), a record cut into its header."""
+    kind = record[:1]
+    if forgery == "replay":
+        return not (kind == b"Q" and int.from_bytes(record[1:9], "big", signed=True) >= next_seq)
+    if forgery in ("flip-payload", "other-kind"):
+        return kind == b"M" and forged != record
+    if forgery == "truncate":
+        return len(forged) < 9
+    return False
+
+
 PICK = st.integers(0, 63)  # an index into the live queues or the sessions, taken modulo
 
 
@@ -166,6 +210,8 @@ class QueueHandle:
     #: sealing and the owner's opening shows
     server_dh: bytes = b""
     independent: RatchetMirror | None = None
+    #: the records delivered so far, as sealed: what forged records are made from
+    records_seen: list[bytes] = field(default_factory=list)
     expired: list[bytes] = field(default_factory=list)
 
     @property
@@ -183,6 +229,9 @@ class QueueMachine(RuleBasedStateMachine):
 
     #: totals over every run, by machine class, read by the depth test (:func:`totals`)
     TOTALS: ClassVar[dict[type, Counter[str]]] = {}
+    #: whether forged records are drawn (the ratchet's mirrors): the store's machine, which
+    #: checks the journal store, spends its steps on the store
+    FORGES: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -438,12 +487,47 @@ class QueueMachine(RuleBasedStateMachine):
             (rec.notify, last, b" "), f"{where}: the second implementation reads other flags"
         if again:  # the mirror takes each record once, in order (QENC-5)
             return
+        handle.records_seen.append(body[11:])
         verdict, plaintext, reason = handle.independent.receive(body[11:])
         assert verdict != "invalid", \
             f"{where}: the second implementation refuses record {rec.kind}{rec.seq} ({reason})"
         if rec.kind == "M":
             assert plaintext == rec.body, f"{where}: the second implementation reads another body"
         self.stats["records opened twice"] += 1
+
+    @precondition(lambda self: self.FORGES and any(h.records_seen for h in self.handles))
+    @rule(q=PICK, which=PICK, forgery=st.sampled_from(FORGERIES),
+          at=st.integers(0, 1 << 20), by=st.integers(1, 2 * MAX_SKIP))
+    def forged_record(self, q: int, which: int, forgery: str, at: int,
+                      by: int) -> None:
+        """A record the server never sent, made from one it did (QENC-8): the owner's
+        mirror must refuse what the spec refuses and keep its state then, and agree with the
+        second implementation's mirror on every verdict. Both are copies: the real ones go
+        on with the real records."""
+        self._fired("forged_record")
+        handles = [h for h in self.handles if h.records_seen]
+        handle = handles[q % len(handles)]
+        assert handle.independent is not None and handle.owner.mirror is not None
+        record = handle.records_seen[which % len(handle.records_seen)]
+        forged = forge(record, forgery, at, by)
+        ours, theirs = copy.deepcopy(handle.owner.mirror), copy.deepcopy(handle.independent)
+        before = (ours.next_seq, ours.key)
+        try:
+            verdict = ours.receive(forged).verdict.value
+        except RatchetError:
+            verdict = "invalid"
+        other, _, reason = theirs.receive(forged)
+        seq = int.from_bytes(record[1:9], "big", signed=True)
+        what = f"forged record ({forgery} of {record[:1].decode()}{seq})"
+        assert verdict == other, (
+            f"{what}: smpref's mirror says {verdict}, the second implementation {other} "
+            f"({reason or 'no reason'})")
+        refused = _refused_by_spec(forgery, record, forged, handle.independent.next)
+        if refused:
+            assert verdict == "invalid", f"{what}: accepted, the spec refuses it (QENC-8)"
+        if verdict == "invalid":
+            assert (ours.next_seq, ours.key) == before, f"{what}: a refusal changed the state"
+            self.stats["forged records refused"] += 1
 
     def _ids_of(self, handle: QueueHandle, records: list[Rec]) -> None:
         for rec in records:
