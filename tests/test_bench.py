@@ -97,15 +97,17 @@ def test_campaign_benchmark_measures_the_same_work_on_spark_as_in_one_process(
 
 def test_campaign_benchmark_runs_both_engines_with_their_coverage() -> None:
     """The engine comparison measures the same seeds on both engines, and the coverage rows
-    count programs as each engine makes them (one per seed, or Hypothesis's four)."""
+    count programs as each engine makes them (one per seed, or Hypothesis's four, and any it
+    ran and then discarded as invalid: seed 1 has one since the forged-record rule)."""
     campaign = load("campaign")
     lines: list[str] = []
     campaign.engines(["model"], 3, 10, lines.append)
     assert [line.split()[1] for line in lines[1:]] == ["hypothesis", "seeded"]
     old, new = campaign.coverage(range(3), 10, "hypothesis"), campaign.coverage(
         range(3), 10, "seeded")
-    assert new["programs"] == 3 and old["programs"] == 3 * campaign.programs_per_run(
-        "hypothesis")
+    assert new["programs"] == 3
+    assert 3 * campaign.programs_per_run("hypothesis") <= old["programs"] <= 3 * (
+        campaign.programs_per_run("hypothesis") + 1)
     assert new["rule steps"] == 10 and new["IDs"] > 0 and old["IDs"] > 0
 
 

@@ -112,7 +112,9 @@ def test_every_rule_of_every_machine_is_drawn(machine: type[RuleBasedStateMachin
         outcome, _ = run_seeded_program(machine, seed, 40)
         assert outcome.failure is None, (seed, outcome.failure, outcome.steps[-3:])
         seen.update(fired(outcome.steps))
-    assert {r.name for r in machine_spec(machine).rules} <= seen
+    # a machine may leave a rule it inherits to another (the store's leaves forging records)
+    left = set() if getattr(machine, "FORGES", True) else {"forged_record"}
+    assert {r.name for r in machine_spec(machine).rules} - left <= seen
 
 
 def test_an_untranslated_strategy_is_named() -> None:
