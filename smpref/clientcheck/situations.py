@@ -65,6 +65,10 @@ class CaseRun:
     exchange: list[dict[str, Any]] = field(default_factory=list)
     #: what the case still waits for, in its own terms
     wanted: set[bytes] = field(default_factory=set)
+    #: case 3: the one try the client gets where deletion comes as END was taken
+    tried: bool = False
+    #: case 7: the refused SEND was sent again on another connection
+    elsewhere: bool = False
     #: blocks the client sent (on any connection) once the case started: a client that went
     #: on without doing what the case asks is at fault; one that stopped may have been done
     later: int = 0
@@ -204,7 +208,7 @@ class CaseRunner:
             elif run.case.number == 7 and any(
                     tx.entity_id == run.rid and tx.command.startswith(b"SEND ")
                     for _, tx in heads):
-                run.ids["elsewhere"] = b"1"
+                run.elsewhere = True
             run.later += 1
 
     def on_answered(self, c: Connection) -> None:
@@ -232,7 +236,7 @@ class CaseRunner:
                     run.decide("pass", "the client connected again and subscribed again to "
                                "every queue it was subscribed to")
             elif number in (1, 4, 5, 6) and tag == "ACK":
-                self._acked(run, c, acked)
+                self._acked(run, acked)
 
     def on_deleted_use(self, c: Connection, tag: str, role: str) -> None:
         """A command naming a queue case 3 deleted, in ``role``: a fault once the client has
@@ -248,23 +252,21 @@ class CaseRunner:
                     time.monotonic() - run.acted <= CROSSING:
                 continue
             as_end = c.dialect is Dialect.SEED or (c.version or 0) < DELD_VERSION
-            if as_end and "told" not in run.ids:
-                run.ids["told"] = b"1"
+            if as_end and not run.tried:
+                run.tried = True
                 continue
             run.decide("fail", f"CLNT-21: after the queue was deleted "
                        f"({'END, then ERR AUTH' if as_end else 'DELD'}) the client sent "
                        f"{tag} to it", c.exchange())
 
-    def _acked(self, run: CaseRun, c: Connection, acked: bytes) -> None:
+    def _acked(self, run: CaseRun, acked: bytes) -> None:
         target = run.ids.get("target")
         if run.case.number == 1:
-            first, second = run.ids.get("first"), run.ids.get("second")
+            second = run.ids.get("second")
             # messages queued before the second come first; a wrong ID is conv.ack's to judge
             if acked == second:
                 run.decide("pass", "the client acknowledged the first message, took what "
                            "came as the ACK's answer and acknowledged the second message")
-            elif acked == first:
-                run.ids["acked-first"] = first
         elif target is not None and acked == target:
             run.decide("pass", {4: "the client acknowledged the quota marker",
                                 5: "the client acknowledged the message with the "
@@ -427,7 +429,7 @@ class CaseRunner:
             if number in (2, 3):
                 run.decide("pass", "after END the client left the queue alone" if number == 2
                            else "after DELD the client sent nothing more to the queue")
-            elif number == 7 and run.state == "closed" and "elsewhere" in run.ids:
+            elif number == 7 and run.state == "closed" and run.elsewhere:
                 run.decide("fail", "CLNT-25: after ERR INTERNAL answered its SEND the client "
                            "closed that connection and sent to the queue again on another: "
                            "it abandoned the connection over one ERR", run.exchange)

@@ -39,8 +39,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from smpref.crypto.primitives import sha3_384
+from smpref.model.records import QueueRecord
 from smpref.model.relay import Failure
-from smpref.model.server_state import ID_SIZE
+from smpref.model.server_state import ID_SIZE, ServerState
 from smpref.model.states import Credential, QueueStatus, Security, SessionMode
 from smpref.model.step import (
     LINK_ID_SIZE,
@@ -520,9 +521,15 @@ def _quota_held(step: Step[Command]) -> bool:
 
 
 def _queue_full(step: Step[Command]) -> bool:
-    records = step.server.store.records(step.found().recipient_id)
+    return queue_is_full(step.server, step.found())
+
+
+def queue_is_full(server: ServerState, queue: QueueRecord) -> bool:
+    """``SEND.queue-full``'s guard: the queue holds ``quota`` message records, messages and a
+    quota marker (MSG-6)."""
+    records = server.store.records(queue.recipient_id)
     counted = sum(r.kind in (RecordKind.Message, RecordKind.Quota) for r in records)
-    return counted >= step.config.quota
+    return counted >= server.config.quota
 
 
 #: the predicate of every guard

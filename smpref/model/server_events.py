@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from smpref.model.effects import store_message, store_quota_marker
 from smpref.model.records import QueueRecord
+from smpref.model.rules import queue_is_full
 from smpref.model.server_state import ServerState
 from smpref.model.sessions import Outgoing
 from smpref.model.states import QueueStatus
-from smpref.wire.messages import RecordKind
 
 
 def message_arrives(server: ServerState, queue: QueueRecord, body: bytes,
@@ -22,9 +22,7 @@ def message_arrives(server: ServerState, queue: QueueRecord, body: bytes,
     MSG-7)."""
     if queue.status is QueueStatus.SUSPENDED or not queue.can_write:
         return []
-    records = server.store.records(queue.recipient_id)
-    if sum(r.kind in (RecordKind.Message, RecordKind.Quota) for r in records) \
-            >= server.config.quota:
+    if queue_is_full(server, queue):
         store_quota_marker(server, queue)
         return []
     return store_message(server, queue, body, notification)

@@ -37,7 +37,7 @@ from typing import Any
 from smpref.errors import StoreError
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
-from smpref.serve.watcher import Refusal, ServerEvent, Watcher
+from smpref.serve.watcher import Refusal, ServerEvent, Watcher, call_hook, guarded
 from smpref.store.group_commit import GroupCommitStore
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR
@@ -197,7 +197,7 @@ class Engine:
                 self.store.begin()
                 job.outgoing, job.finished = self._sweep(job.limit)
                 touched.append((job, 0, self.store.touched))
-                self._watch("pushed", self.model, job.outgoing)
+                call_hook(self.watcher, "pushed", self.model, job.outgoing)
         lost = self.store.flush()
         self._log_store_errors()
         if lost:
@@ -218,7 +218,7 @@ class Engine:
                 job.results.append([Outgoing(job.session_id, corr_id, entity_id, response)])
                 continue
             self.store.begin()
-            judgement = self._watch("judge", self.model, job.session_id, transmission)
+            judgement = call_hook(self.watcher, "judge", self.model, job.session_id, transmission)
             try:
                 job.results.append(self.model.receive(job.session_id, transmission))
             except Exception as exc:
@@ -230,7 +230,7 @@ class Engine:
                 return
             touched.append((job, index, self.store.touched))
             if judgement is not None:
-                self._watch("judgement", judgement, job.results[-1])
+                guarded("judgement", judgement, job.results[-1])
         if job.after is not None:
             self.store.begin()
             job.pushed = self._event(job.after)
@@ -249,22 +249,8 @@ class Engine:
             events.event("watcher_failed", logging.ERROR, hook="event", error=repr(exc))
             return []
         self.store.commit()
-        self._watch("pushed", self.model, out)
+        call_hook(self.watcher, "pushed", self.model, out)
         return out
-
-    def _watch(self, hook: str, *args: Any) -> Any:
-        """Call a watcher's hook (``judgement``: the judgement itself, first of ``args``).
-        A watcher that fails is logged and ignored: it must never cost a client its answer
-        or the engine its thread."""
-        if self.watcher is None:
-            return None
-        try:
-            if hook == "judgement":
-                return args[0](*args[1:])
-            return getattr(self.watcher, hook)(*args)
-        except Exception as exc:
-            events.event("watcher_failed", logging.ERROR, hook=hook, error=repr(exc))
-            return None
 
     def _sweep(self, limit: int | None) -> tuple[list[Outgoing], bool]:
         if limit is None:

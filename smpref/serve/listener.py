@@ -56,7 +56,7 @@ from smpref.serve.engine import Act, CloseSession, Engine, Job, OpenSession, Rec
 from smpref.serve.pages import serve_page
 from smpref.serve.proxy import Proxy
 from smpref.serve.trace import TransmissionTrace
-from smpref.serve.watcher import Hello, ServerEvent, Watcher
+from smpref.serve.watcher import Hello, ServerEvent, Watcher, call_hook
 from smpref.store.group_commit import GroupCommitStore
 from smpref.store.journal import JournalStore
 from smpref.text.addresses import server_address
@@ -596,15 +596,7 @@ class SmpServer:
         self._watch("closed", number, session, reason)
 
     def _watch(self, hook: str, *args: Any) -> Any:
-        """Call a watcher's hook on the loop; one that fails is logged and ignored, so that a
-        watcher can never cost a client its connection or the server its loop."""
-        if self.watcher is None:
-            return None
-        try:
-            return getattr(self.watcher, hook)(*args)
-        except Exception as exc:
-            events.event("watcher_failed", logging.ERROR, hook=hook, error=repr(exc))
-            return None
+        return call_hook(self.watcher, hook, *args)
 
     # --- what the server does on its own (the client checker's situations) ----------------
 

@@ -10,10 +10,13 @@ across both guards it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from smpref.model.server import Outgoing, Server
+from smpref.serve import events
 from smpref.wire.dialects import Dialect
 from smpref.wire.structs import Response
 
@@ -59,6 +62,25 @@ class Hello:
     #: deployed's handshake error and why, when it was refused
     error: str | None = None
     reason: str | None = None
+
+
+def call_hook(watcher: Watcher | None, hook: str, *args: Any) -> Any:
+    """Call ``watcher``'s ``hook`` (None without a watcher)."""
+    if watcher is None:
+        return None
+    # the hook is looked up inside the guard too: a watcher may fail there as well
+    return guarded(hook, lambda: getattr(watcher, hook)(*args))
+
+
+def guarded(hook: str, function: Callable[..., Any], *args: Any) -> Any:
+    """Call a watcher's function; one that fails is logged and ignored (None), so that a
+    watcher can never cost a client its answer or its connection, nor the server its loop
+    or its engine."""
+    try:
+        return function(*args)
+    except Exception as exc:
+        events.event("watcher_failed", logging.ERROR, hook=hook, error=repr(exc))
+        return None
 
 
 class Watcher:
