@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from smpref.model.rules import RULES
+
 #: the least each counter must reach over one CI-size run of the model's machine (120 runs of
 #: up to 60 steps). The runs are derandomized and draw no constant from local modules
 #: (smpref.testing.determinism), so they are the same in every session; under other seeds the
@@ -33,13 +35,28 @@ FLOORS = {
 }
 
 
+#: the least number of times each row of the model's rule table (smpref.model.rules.RULES)
+#: that a machine claims must be taken in its CI-size run (issue 30: every guard fires), with
+#: the oracle's answer compared each time
+TABLE_FLOOR = 5
+
+
+def seed_rows() -> list[str]:
+    """The rows of the rule table the seed design's sessions can take."""
+    return [row.name for row in RULES if not row.command.startswith("Deployed")]
+
+
 def shortfalls(totals: Counter[str], rules: list[str], claimed: tuple[str, ...], *,
-               scale: float = 1.0, without: tuple[str, ...] = ()) -> list[str]:
+               scale: float = 1.0, without: tuple[str, ...] = (),
+               table: list[str] | None = None) -> list[str]:
     """Every floor (times ``scale``, for a machine run with fewer examples) not met, rule never
-    fired and claimed requirement never checked; ``without``: floors and rules a machine
-    leaves to another (the store's machine forges no records)."""
+    fired, row of the rule ``table`` taken fewer than :data:`TABLE_FLOOR` times and claimed
+    requirement never checked; ``without``: floors and rules a machine leaves to another (the
+    store's machine forges no records)."""
     out = [f"{name}: {totals[name]} < {floor * scale:g}" for name, floor in FLOORS.items()
            if totals[name] < floor * scale and name not in without]
+    out += [f"table row {row} taken {totals['table ' + row]} times < {TABLE_FLOOR * scale:g}"
+            for row in table or [] if totals["table " + row] < TABLE_FLOOR * scale]
     rules = [rule for rule in rules if rule not in without]
     out += [f"rule {rule} never fired" for rule in rules if not totals["rule " + rule]]
     out += [f"{rid} claimed but never checked against the oracle" for rid in claimed

@@ -56,6 +56,8 @@ from smpref.model.config import DAY, ServerConfig
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.loopback import Loopback, LoopbackConnection
 from smpref.testing.queue_oracle import (
+    BLOB_DEFECTS,
+    NEW_DEFECTS,
     NMSG_PADDED,
     RCV_MESSAGE_PADDED,
     Delivery,
@@ -68,6 +70,7 @@ from smpref.testing.queue_oracle import (
     SpecServer,
 )
 from smpref.wire.blocks import unpad
+from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
     ACK,
     COUNT,
@@ -91,6 +94,7 @@ from smpref.wire.messages import (
     SUB,
     ConnectionMode,
     ErrorType_CMD,
+    LinkBlob,
     LinkData,
     LinkPartPriority,
     MsgFlags,
@@ -117,6 +121,15 @@ MACHINE_CONFIG = ServerConfig(
     blob_bytes_low_water=2000,
     invitation_blob_limit=2048,
     contact_blob_limit=2048,
+    # a password, so that NEW without it or with another one is drawn too (QUEUE-10)
+    basic_auth=b"machine password",
+)
+#: X25519 public keys whose shared secret with any key is zero (QUEUE-10, LINK-9): 0, 1 and
+#: a point of order 8
+LOW_ORDER_POINTS = (
+    bytes(32),
+    (1).to_bytes(32, "little"),
+    bytes.fromhex("e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800"),
 )
 
 
@@ -245,6 +258,21 @@ class QueueMachine(RuleBasedStateMachine):
         self.checked: set[str] = set()
         self.stats: Counter[str] = Counter()
         self.counter = 0
+        self._count_table_rules()
+
+    def _count_table_rules(self) -> None:
+        """Count every rule of the model's table the server takes ("table <rule>"), for the
+        depth floors: which rows the machine reached, never what it expects (that is the
+        oracle's). An observer already there (a campaign's) still sees every report."""
+        previous = self.lb.server.observer
+        stats = self.stats
+
+        def observe(name: str, requirements: tuple[str, ...]) -> None:
+            stats["table " + name] += 1
+            if previous is not None:
+                previous(name, requirements)
+
+        self.lb.server.observer = observe
 
     def make_loopback(self) -> Loopback:
         """The server under test; subclasses put it over another store
@@ -614,7 +642,7 @@ class QueueMachine(RuleBasedStateMachine):
         new = NEW(
             rcv_auth_key=auth.public,
             rcv_dh_key=owner.dh_key.public,
-            basic_auth=None,
+            basic_auth=MACHINE_CONFIG.basic_auth,
             sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
             queue_request=QueueRequest(conn_mode=mode, queue_link=queue_link),
             ntf_request=ntf,
@@ -783,6 +811,15 @@ class QueueMachine(RuleBasedStateMachine):
                 raise AssertionError("link data decrypted with another queue's link key")
         self.checked |= {"LINK-4", "QUEUE-9"}
 
+    def _race_for_the_link(self, q: int, s: int, t: int) -> None:
+        """Two would-be senders read a link with their own keys, one after the other: the
+        first secures an invitation and reads it, the second is refused (LINK-7, QUEUE-11);
+        on a contact queue both are refused (LINK-7)."""
+        linked = [h for h in self._live() if h.link and h.link_data]
+        handle = linked[q % len(linked)]
+        self._lget(handle, self._session(s), with_key=True, other_key=True)
+        self._lget(handle, self._session(t), with_key=True, other_key=True)
+
     @precondition(lambda self: any(h.link for h in self._live()))
     @rule(q=PICK, s=PICK, how=st.sampled_from(["SKEY", "LGET", "KEY"]))
     def join_by_link(self, q: int, s: int, how: str) -> None:
@@ -800,6 +837,8 @@ class QueueMachine(RuleBasedStateMachine):
             self._key(handle, same_key=False)
         else:
             self._lget(handle, session, with_key=True, other_key=False)
+            # another would-be sender comes second: its key is not the queue's (LINK-7)
+            self._lget(handle, session, with_key=True, other_key=True)
         self._lget(handle, session, with_key=False, other_key=False)
         if not handle.spec.deleted:
             self._send(handle, session, handle.sender_key, notify=False)
@@ -820,15 +859,195 @@ class QueueMachine(RuleBasedStateMachine):
         )
         blob = make_link_blob(link, self.lb.client_random, *payload)
         sid = handle.owner_session.session_id
-        if not handle.contact and handle.spec.secured:
-            expected = Expected.one(sid, "ERR AUTH", "LINK-5", "LINK-11")
-        elif handle.link is None:
-            expected = Expected.one(sid, "ERR CMD PROHIBITED", "LINK-5")
-        else:
-            expected = Expected.one(sid, "OK", "LINK-5")
+        expected = self.spec.lset(handle.spec, sid, has_link=handle.link is not None)
         self._as_owner("LSET", handle, LSET(enc_link_data=blob), expected)
         if expected.events[sid] == ["OK"]:
             handle.link_data = payload
+        self._read_link_back(handle, "LSET")
+
+    def _read_link_back(self, handle: QueueHandle, command: str) -> None:
+        """After a command that may change a queue's link data, its owner reads the link: it
+        holds what the oracle says (``_lget`` compares it with ``handle.link_data``)."""
+        if handle.link is not None:
+            self._lget(handle, handle.owner_session, with_key=False, other_key=False)
+            self.stats["read back " + command] += 1
+
+    def _bad_blob(self, link: LinkKeys, defect: str) -> LinkBlob:
+        """A link blob with one of :data:`BLOB_DEFECTS` (QUEUE-6, QUEUE-8)."""
+        rnd = self.lb.client_random
+        data = LinkData(conn_req=b"refused %d" % self.counter, user_data=b"")
+        if defect == "blob too large":
+            blob = make_link_blob(link, rnd, data, [
+                OptionalLinkData(kind=OptionalPartKind.Profile, data=b"p" * 700)
+                for _ in range(3)])
+            assert len(blob.encode()) > max(MACHINE_CONFIG.invitation_blob_limit,
+                                            MACHINE_CONFIG.contact_blob_limit)
+            return blob
+        two = make_link_blob(link, rnd, data, [
+            OptionalLinkData(kind=OptionalPartKind.Profile, data=b"p")])
+        if defect == "optional part first":
+            return LinkBlob(parts=two.parts[::-1])
+        assert defect == "two mandatory parts"
+        return LinkBlob(parts=(two.parts[0], two.parts[0]))
+
+    # --- refusals ----------------------------------------------------------------------------
+
+    @precondition(lambda self: self._live() and self.stats["rule refusals"] < 3)
+    @rule(q=PICK, s=PICK, t=PICK, at=PICK, contact=st.booleans())
+    def refusals(self, q: int, s: int, t: int, at: int, contact: bool) -> None:
+        """A round of what the spec refuses, each answer predicted by the oracle and each
+        refusal read back where it could have changed something: three NEWs with a defect, an
+        LSET with a bad blob, a badly signed LGET, a SEND above (or at) the size limit, a
+        sender's command to a deleted queue, two senders racing for one link, (once per run)
+        LGET of a low-order k, and an ACK of another message than the one in flight. One rule,
+        capped per run as garbage and ping are, so that the runs keep their steps for the
+        conversations the other floors need."""
+        self._fired("refusals")
+        defects = sorted(NEW_DEFECTS)
+        for i in range(3):
+            self._create_refused(s, defects[(at + 5 * i) % len(defects)], at, contact)
+        self._lset_refused(q, BLOB_DEFECTS[at % len(BLOB_DEFECTS)])
+        settable = [h for h in self._live() if h.link and h.link_data and not (
+            h.spec.mode == "invitation" and h.spec.secured)]
+        if settable:  # and on a queue whose link can be set, every defect of a blob
+            for defect in BLOB_DEFECTS:
+                self._lset_refused(q, defect, settable)
+        if any(h.link for h in self.handles):
+            self._lget_badly_signed(q, s)
+        self._send_too_large(q, s, signed=at % 2 == 0, extra=at % 5)
+        if any(h.spec.deleted for h in self.handles):
+            self._to_a_deleted_queue(q, s, "SEND" if at % 2 else "SKEY")
+        if any(h.link and h.link_data for h in self._live()):
+            self._race_for_the_link(q, s, t)
+        if not self.stats["low-order links"]:
+            self._lget_low_order_k(s, LOW_ORDER_POINTS[at % len(LOW_ORDER_POINTS)])
+        self._ack_another(q, at)
+
+    def _ack_another(self, q: int, at: int) -> None:
+        """ACK, from a session with a record in flight, of an ID that is not that record's:
+        ``ERR NO_MSG``, and the record stays in flight (MSG-4)."""
+        pending = [(h, c) for h in self._live() for c in self.sessions
+                   if c.session_id in h.spec.in_flight]
+        if not pending:
+            return
+        handle, session = pending[q % len(pending)]
+        msg_id = (b"\x00" if at % 2 else b"\xff") * 24
+        expected = self.spec.ack(handle.spec, session.session_id, msg_id)
+        self._exchange("ACK (another)", session, ACK(msg_id=msg_id), handle.rid,
+                       handle.owner.auth_key, expected=expected)
+
+    def _lset_refused(self, q: int, defect: str,
+                      among: list[QueueHandle] | None = None) -> None:
+        """LSET of a blob the spec refuses (QUEUE-6, QUEUE-8), after the queue's own reasons
+        (LINK-5), to the ``q``-th live queue or of ``among``; the link reads back as it was."""
+        handle = among[q % len(among)] if among else self._queue(q)
+        blob = self._bad_blob(handle.link or LinkKeys.generate(self.lb.client_random), defect)
+        sid = handle.owner_session.session_id
+        expected = self.spec.lset(handle.spec, sid, has_link=handle.link is not None,
+                                  defect=defect)
+        self._as_owner("LSET!", handle, LSET(enc_link_data=blob), expected)
+        self._read_link_back(handle, "LSET refused")
+
+    def _create_refused(self, s: int, defect: str, at: int, contact: bool) -> None:
+        """NEW with one defect the spec names (:data:`NEW_DEFECTS`): refused, nothing created,
+        nobody subscribed; the sender ID it chose names no queue afterwards."""
+        session, rnd = self._session(s), self.lb.client_random
+        auth, signer = AuthKeyPair.ed25519(rnd), None
+        link = LinkKeys.generate(rnd)
+        blob = make_link_blob(link, rnd, LinkData(conn_req=b"refused", user_data=b""), [])
+        link_id, sender_id, notifier_id = link.link_id, rnd(24), rnd(24)
+        rcv_dh, ntf_dh = DhKeyPair.generate(rnd).public, DhKeyPair.generate(rnd).public
+        password = MACHINE_CONFIG.basic_auth
+        low = PublicKey(KeyAlgorithm.X25519, LOW_ORDER_POINTS[at % len(LOW_ORDER_POINTS)])
+        live = self._live()
+        # the IDs in use, as the oracle knows them (NDEL frees the notifier ID, CMD-15)
+        taken = [i for h in live for i in (h.rid, h.owner.sender_id, h.spec.notifier_id)
+                 if i]
+        linked = [h.link.link_id for h in live if h.link is not None and h.link_data is not None]
+        if defect == "taken link ID" and not linked:
+            defect = "one ID twice"
+        if defect == "signed by another key":
+            signer = AuthKeyPair.ed25519(rnd)
+        elif defect in ("wrong password", "no password"):
+            password = None if defect == "no password" else b"another password"
+        elif defect == "short link ID":
+            link_id = rnd(31)
+        elif defect == "long sender ID":
+            sender_id = rnd(25)
+        elif defect == "short notifier ID":
+            notifier_id = rnd(23)
+        elif defect in BLOB_DEFECTS:
+            blob = self._bad_blob(link, defect)
+        elif defect == "taken sender ID":
+            sender_id = taken[at % len(taken)]
+        elif defect == "taken notifier ID":
+            notifier_id = taken[at % len(taken)]
+        elif defect == "taken link ID":
+            link_id = linked[at % len(linked)]
+        elif defect == "one ID twice":
+            notifier_id = sender_id
+        elif defect == "low-order DH key":
+            rcv_dh = low
+        else:
+            assert defect == "low-order notifier DH key"
+            ntf_dh = low
+        self.stats["NEW refused: " + defect] += 1
+        new = NEW(
+            rcv_auth_key=auth.public,
+            rcv_dh_key=rcv_dh,
+            basic_auth=password,
+            sub_mode=SubscriptionMode.Subscribe,
+            queue_request=QueueRequest(
+                conn_mode=ConnectionMode.Contact if contact else ConnectionMode.Invitation,
+                queue_link=QueueLink(link_id=link_id, sender_id=sender_id,
+                                     enc_link_data=blob)),
+            ntf_request=NtfRequest(notifier_id=notifier_id,
+                                   ntf_auth_key=AuthKeyPair.ed25519(rnd).public,
+                                   rcv_ntf_dh_key=ntf_dh),
+        )
+        replies = session.send(new, key=signer or auth)
+        self._check(f"NEW! {defect}", self._collect(session, replies),
+                    self.spec.refused_new(session.session_id, defect))
+        if len(sender_id) == 24 and sender_id not in taken:  # nothing was created (QUEUE-10)
+            self._exchange("SEND to a refused NEW", session,
+                           SEND(flags=MsgFlags(notification=False), body=self._body()),
+                           sender_id, None,
+                           expected=Expected.one(session.session_id, "ERR AUTH", "QUEUE-10"))
+            self.stats["read back NEW refused"] += 1
+
+    def _lget_low_order_k(self, s: int, point: bytes) -> None:
+        """A creator may choose any link ID, SHA-256 of a low-order point too (the server
+        cannot know k from it); LGET with that k finds the queue and answers ``ERR AUTH``:
+        nobody holds its secret, so no LINK can be sealed to it (LINK-9)."""
+        self.stats["low-order links"] += 1
+        session, rnd = self._session(s), self.lb.client_random
+        auth = AuthKeyPair.ed25519(rnd)
+        link = LinkKeys.generate(rnd)
+        new = NEW(
+            rcv_auth_key=auth.public,
+            rcv_dh_key=DhKeyPair.generate(rnd).public,
+            basic_auth=MACHINE_CONFIG.basic_auth,
+            sub_mode=SubscriptionMode.OnlyCreate,
+            queue_request=QueueRequest(conn_mode=ConnectionMode.Invitation, queue_link=QueueLink(
+                link_id=hashlib.sha256(point).digest(), sender_id=rnd(24),
+                enc_link_data=make_link_blob(link, rnd, LinkData(conn_req=b"k", user_data=b"")))),
+            ntf_request=None,
+        )
+        # the queue is the machine's no further: no rule picks it, nothing is pushed for it
+        _, expected = self.spec.new(session.session_id, "invitation", self.now, False, None)
+        self._exchange("NEW (low-order link)", session, new, b"", auth, expected=expected)
+        self._exchange("LGET (low-order k)", session, LGET(sender_key=None), point, None,
+                       expected=Expected.one(session.session_id, "ERR AUTH", "LINK-9"))
+
+    def _lget_badly_signed(self, q: int, s: int) -> None:
+        """LGET with a key, signed by another: ``ERR AUTH`` (LINK-8), and nothing secured."""
+        linked = [h for h in self.handles if h.link is not None]
+        handle, session = linked[q % len(linked)], self._session(s)
+        assert handle.link is not None
+        rnd = self.lb.client_random
+        self._exchange("LGET*", session, LGET(sender_key=AuthKeyPair.ed25519(rnd).public),
+                       handle.link.k, AuthKeyPair.ed25519(rnd),
+                       expected=Expected.one(session.session_id, "ERR AUTH", "LINK-8"))
 
     # --- messages ----------------------------------------------------------------------------
 
@@ -839,8 +1058,12 @@ class QueueMachine(RuleBasedStateMachine):
         key: AuthKeyPair | None,
         notify: bool,
         label: str = "SEND",
+        *,
+        size: int = 0,
     ) -> None:
+        """A SEND of a new body (``size`` bytes long when given), predicted and checked."""
         body = self._body()
+        body += b"x" * max(0, size - len(body))
         expected = self.spec.send(
             handle.spec,
             session.session_id,
@@ -883,6 +1106,35 @@ class QueueMachine(RuleBasedStateMachine):
         handle = self._queue(q)
         for _ in range(count):
             self._send(handle, self._session(s), handle.sender_key, notify=notify)
+
+    def _send_too_large(self, q: int, s: int, *, signed: bool, extra: int) -> None:
+        """SEND of a body above the limit (MSG-5): ``ERR LARGE_MSG``, nothing stored; with
+        ``extra`` 0, a body of exactly the limit, which is a message like any other."""
+        handle, session = self._queue(q), self._session(s)
+        key = handle.sender_key if signed else None
+        if not extra:
+            self._send(handle, session, key, notify=False, label="SEND (at the limit)",
+                       size=MACHINE_CONFIG.max_message_length)
+            return
+        expected = self.spec.send_too_large(handle.spec, session.session_id,
+                                            key.public.raw if key else None)
+        body = b"x" * (MACHINE_CONFIG.max_message_length + extra)
+        self._exchange("SEND!", session, SEND(flags=MsgFlags(notification=False), body=body),
+                       handle.owner.sender_id, key, expected=expected)
+
+    def _to_a_deleted_queue(self, q: int, s: int, command: str) -> None:
+        """A sender's command to a queue that is gone: ``ERR AUTH``, as for an ID never used
+        (MSG-8, AUTH-3)."""
+        gone = [h for h in self.handles if h.spec.deleted]
+        handle, session = gone[q % len(gone)], self._session(s)
+        key = AuthKeyPair.ed25519(self.lb.client_random)
+        if command == "SEND":
+            self._send(handle, session, None, notify=False, label="SEND (deleted)")
+        else:
+            expected = self.spec.secure(handle.spec, session.session_id, key.public.raw,
+                                        self.now, allowed=True)
+            self._exchange("SKEY (deleted)", session, SKEY(sender_key=key.public),
+                           handle.owner.sender_id, key, expected=expected)
 
     @precondition(lambda self: self._live())
     @rule(q=PICK, s=PICK)
@@ -1058,14 +1310,17 @@ class QueueMachine(RuleBasedStateMachine):
     @rule(
         q=PICK,
         s=PICK,
-        command=st.sampled_from(["KEY", "LSET", "NDEL", "SUB", "ACK", "GET", "OFF", "DEL"]),
         credential=st.sampled_from(["none", "other key", "sender ID"]),
     )
-    def unauthorized(self, q: int, s: int, command: str, credential: str) -> None:
-        """A recipient command without its key, with another key, or naming the queue by its
-        sender ID: refused (TRANS-7, AUTH-1, AUTH-2), and nothing changes."""
+    def unauthorized(self, q: int, s: int, credential: str) -> None:
+        """Every recipient command without its key, with another key, or naming the queue by
+        its sender ID: refused (TRANS-7, AUTH-1, AUTH-2), and nothing changes."""
         self._fired("unauthorized")
-        handle, session = self._queue(q), self._session(s)
+        for command in ("KEY", "LSET", "NDEL", "SUB", "ACK", "GET", "OFF", "DEL"):
+            self._unauthorized(self._queue(q), self._session(s), command, credential)
+
+    def _unauthorized(self, handle: QueueHandle, session: LoopbackConnection, command: str,
+                      credential: str) -> None:
         rnd = self.lb.client_random
         message: Message = {
             "KEY": lambda: KEY(sender_key=AuthKeyPair.ed25519(rnd).public),

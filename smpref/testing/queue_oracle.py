@@ -27,6 +27,29 @@ RCV_MESSAGE_PADDED = 16106
 #: MSG-7: NMSG's metadata is padded to this many bytes before it is sealed
 NMSG_PADDED = 128
 
+#: what a NEW with exactly one defect is answered with, and why (QUEUE-10, QUEUE-3, QUEUE-4,
+#: QUEUE-6, QUEUE-8, AUTH-1): the spec orders none of them against another, so the machine
+#: draws one at a time
+NEW_DEFECTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "signed by another key": ("ERR AUTH", ("AUTH-1", "QUEUE-10")),
+    "wrong password": ("ERR AUTH", ("QUEUE-10",)),
+    "no password": ("ERR AUTH", ("QUEUE-10",)),
+    "short link ID": ("ERR CMD SYNTAX", ("QUEUE-10",)),
+    "long sender ID": ("ERR CMD SYNTAX", ("QUEUE-10",)),
+    "short notifier ID": ("ERR CMD SYNTAX", ("QUEUE-10",)),
+    "blob too large": ("ERR LARGE_MSG", ("QUEUE-6",)),
+    "optional part first": ("ERR CMD SYNTAX", ("QUEUE-8",)),
+    "two mandatory parts": ("ERR CMD SYNTAX", ("QUEUE-8",)),
+    "taken sender ID": ("ERR AUTH", ("QUEUE-3", "QUEUE-4")),
+    "taken notifier ID": ("ERR AUTH", ("QUEUE-3", "QUEUE-4")),
+    "taken link ID": ("ERR AUTH", ("QUEUE-3", "QUEUE-4")),
+    "one ID twice": ("ERR AUTH", ("QUEUE-3", "QUEUE-4")),
+    "low-order DH key": ("ERR CMD SYNTAX", ("QUEUE-10",)),
+    "low-order notifier DH key": ("ERR CMD SYNTAX", ("QUEUE-10",)),
+}
+#: the defects of a link blob, for NEW and LSET alike (QUEUE-6, QUEUE-8)
+BLOB_DEFECTS = ("blob too large", "optional part first", "two mandatory parts")
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -209,6 +232,39 @@ class SpecServer:
             self._push(queue, out)
             out.cite("MSG-2")
         return queue, out
+
+    @staticmethod
+    def refused_new(session: Session, defect: str) -> Expected:
+        """NEW with one defect (:data:`NEW_DEFECTS`): refused, and nothing is created."""
+        error, requirements = NEW_DEFECTS[defect]
+        return Expected.one(session, error, *requirements)
+
+    @staticmethod
+    def lset(queue: SpecQueue, session: Session, *, has_link: bool,
+             defect: str | None = None) -> Expected:
+        """LSET (LINK-5): a secured invitation's link data is gone (``ERR AUTH``, LINK-11), a
+        queue without a link has none to replace (``ERR CMD PROHIBITED``); both are about the
+        queue and come before the blob's own defects (QUEUE-6, QUEUE-8)."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        if queue.mode == "invitation" and queue.secured:
+            return Expected.one(session, "ERR AUTH", "LINK-5", "LINK-11")
+        if not has_link:
+            return Expected.one(session, "ERR CMD PROHIBITED", "LINK-5")
+        if defect is not None:
+            error, requirements = NEW_DEFECTS[defect]
+            return Expected.one(session, error, *requirements)
+        return Expected.one(session, "OK", "LINK-5")
+
+    @staticmethod
+    def send_too_large(queue: SpecQueue, session: Session, key: bytes | None) -> Expected:
+        """SEND of a body above the limit (MSG-5): checked once the sender is authorized and
+        before the queue's status, so a suspended or full queue answers it too."""
+        if queue.deleted:
+            return Expected.one(session, "ERR AUTH", "MSG-8")
+        if key != queue.sender_key:
+            return Expected.one(session, "ERR AUTH", "MSG-1")
+        return Expected.one(session, "ERR LARGE_MSG", "MSG-5")
 
     def secure(
         self, queue: SpecQueue, session: Session, key: bytes, now: int, *, allowed: bool
