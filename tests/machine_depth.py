@@ -46,6 +46,17 @@ def seed_rows() -> list[str]:
     return [row.name for row in RULES if not row.command.startswith("Deployed")]
 
 
+def deployed_rows() -> list[str]:
+    """The rows of deployed SMP's own commands (the core commands' rows are the seed's)."""
+    return [row.name for row in RULES if row.command.startswith("Deployed")]
+
+
+#: the least number of read-backs of each kind in one CI-size run of a machine that counts
+#: them ("read back <command>"): an accepted (or refused) change observed afterwards through
+#: the protocol, predicted by the oracle (issue 30, point 3)
+READ_BACK_FLOOR = 10
+
+
 def shortfalls(totals: Counter[str], rules: list[str], claimed: tuple[str, ...], *,
                scale: float = 1.0, without: tuple[str, ...] = (),
                table: list[str] | None = None) -> list[str]:

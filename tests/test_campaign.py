@@ -43,13 +43,14 @@ def smpref(*args: str, env: dict[str, str] | None = None,
                                             **(env or {})})
 
 
-def test_the_registry_has_the_eight_targets() -> None:
+def test_the_registry_has_the_nine_targets() -> None:
     assert {"model", "differential", "server", "embedded", "rotation",
-            "rotation-deployed", "dialects", "embedded-deployed"} <= set(targets())
+            "rotation-deployed", "dialects", "embedded-deployed", "deployed-links"} <= set(
+        targets())
 
 
 @pytest.mark.parametrize("name", ["model", "differential", "embedded", "rotation", "dialects",
-                                  "embedded-deployed"])
+                                  "embedded-deployed", "deployed-links"])
 def test_a_seed_gives_the_same_run_twice(name: str) -> None:
     first, second = build(name, None), build(name, None)
     first.open()

@@ -209,7 +209,16 @@ def _dialects(_address: Any) -> MachineTarget:
     return MachineTarget("dialects", DialectMachine)
 
 
+def _deployed_links(_address: Any) -> MachineTarget:
+    from smpref.testing.deployed_link_machine import DeployedLinkMachine
+
+    return MachineTarget("deployed-links", DeployedLinkMachine)
+
+
 register(TargetSpec("model", "the model's state machine over the memory store", _model))
+register(TargetSpec("deployed-links", "deployed SMP's own commands: links on LinkIds, "
+                    "notifiers, refusals, private routing through the model as relay "
+                    "(DEP-3..DEP-6, DEP-14, DEP-15)", _deployed_links))
 register(TargetSpec("dialects", "the seed and the deployed profile side by side against one "
                     "oracle, and each other (DEP-4, TRANS-11)", _dialects))
 register(TargetSpec("differential", "the journal store checked step by step against the "
