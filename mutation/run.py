@@ -345,11 +345,12 @@ class Target:
 #: the tests that must kill a target's mutants; a mutant runs those of them that execute its
 #: line, ordered by what each took in the plan's run (judge.py), so this order is the plan's
 #: only: the rule tables and rule tests (under 2 s), a deployed client against in-process
-#: servers (0.7 s), then the state machines (6 s and 10 s)
+#: servers (0.7 s), then the state machines (6 s, 10 s, and 3 s for deployed's own commands)
 MACHINES_AND_RULES = ("tests/test_rule_table.py", "tests/test_deployed_model.py",
                       "tests/test_model_rules.py", "tests/test_deployed_fidelity.py",
                       "tests/test_private_routing.py", "tests/test_deployed_serve.py",
-                      "tests/test_model_machine.py", "tests/test_dialect_machine.py")
+                      "tests/test_model_machine.py", "tests/test_dialect_machine.py",
+                      "tests/test_deployed_link_machine.py")
 TARGETS = (
     Target("model rules", ("smpref/model/rules.py", "smpref/model/effects.py",
                            "smpref/model/delivery.py", "smpref/model/retention.py",

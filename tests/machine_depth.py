@@ -32,6 +32,10 @@ FLOORS = {
     "records opened twice": 500,
     "links opened twice": 50,
     "forged records refused": 50,
+    # the sweep a slice at a time, and relief dropping optional link parts, each predicted
+    # by the oracle and read back with LGET (issue 30, point 4)
+    "sweep slices": 100,
+    "blobs relieved": 20,
 }
 
 

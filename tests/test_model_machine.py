@@ -21,9 +21,9 @@ from machine_depth import seed_rows, shortfalls
 from reqs import req
 
 from smpref.crypto import link_crypto, ratchet
-from smpref.model import delivery, effects, rules
+from smpref.model import delivery, effects, retention, rules
 from smpref.model.rules import Guard
-from smpref.model.server_state import ServerState
+from smpref.model.server_state import ServerState, SweepState
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.queue_machine import QueueMachine, run_seed
 from smpref.wire.messages import OK, LinkPartPriority
@@ -109,6 +109,24 @@ def _body_at_the_limit_too_large(step: Any) -> bool:
                                                    step.session.version)
 
 
+def _relief_dropping_nothing(_self: Any, _excess: int) -> SweepState:
+    """The relief plan with no queue before its cutoff day and no budget on it."""
+    return SweepState(relieving=True, cutoff_day=-1, cutoff_budget=0)
+
+
+_sweep = retention.sweep
+
+
+def _relief_ending_early(server: Any, limit: int) -> Any:
+    """The relief phase reporting the cycle finished after its first slice."""
+    relieving = server.sweep_state.relieving
+    out, done = _sweep(server, limit)
+    if relieving and not done:
+        server.sweep_state = SweepState()
+        return out, True
+    return out, done
+
+
 _delete_queue = ServerState.delete_queue
 _seal_record = delivery.seal_record
 PLANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
@@ -120,6 +138,10 @@ PLANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
         rules.GUARDS, Guard.BODY_TOO_LARGE, _body_at_the_limit_too_large),
     "the server's password is not checked": lambda mp: mp.setitem(
         rules.GUARDS, Guard.WRONG_PASSWORD, lambda _step: False),
+    "relief drops nothing": lambda mp: mp.setattr(SweepState, "relief_plan",
+                                                  _relief_dropping_nothing),
+    "relief reports the cycle finished before it is": lambda mp: mp.setattr(
+        retention, "sweep", _relief_ending_early),
     "NDEL leaves the notifier": lambda mp: mp.setitem(effects.EFFECTS, "NDEL",
                                                       _ndel_keeping_the_notifier),
     "DEL sends END to the deleting session": lambda mp: mp.setattr(

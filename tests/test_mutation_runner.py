@@ -148,7 +148,8 @@ def test_an_equivalent_not_run_counts_as_an_equivalent_mutant(runner: ModuleType
 def test_each_targets_tests_run_cheapest_first_and_without_workers(runner: ModuleType) -> None:
     model = runner.TARGETS[0]
     assert model.tests[0] == "tests/test_rule_table.py"
-    assert model.tests[-2:] == ("tests/test_model_machine.py", "tests/test_dialect_machine.py")
+    assert model.tests[-3:] == ("tests/test_model_machine.py", "tests/test_dialect_machine.py",
+                                "tests/test_deployed_link_machine.py")
     options = " ".join(runner.PYTEST_OPTIONS)
     assert " -x " in f" {options} " and " -n 0 " in options and "not planted" in options
 
@@ -348,5 +349,6 @@ def test_machines_only_keeps_each_targets_state_machine_tests_and_nothing_else(
         assert kept.modules == target.modules
         assert kept.tests == tuple(t for t in target.tests if "machine" in Path(t).name)
     rules = runner.machines_only(next(t for t in runner.TARGETS if t.name == "model rules"))
-    assert rules.tests == ("tests/test_model_machine.py", "tests/test_dialect_machine.py")
+    assert rules.tests == ("tests/test_model_machine.py", "tests/test_dialect_machine.py",
+                           "tests/test_deployed_link_machine.py")
     assert runner.build_parser().parse_args(["--machines-only"]).machines_only

@@ -103,6 +103,14 @@ class DifferentialLoopback(Loopback):
         self._compare("a sweep", out, self.shadow.expire())
         return out
 
+    def process_slice(self, limit: int) -> tuple[list[Any], bool]:
+        out, done = self.server.sweep(limit)
+        shadow_out, shadow_done = self.shadow.sweep(limit)
+        if done != shadow_done:
+            raise StoresDisagreeError("one server's sweep cycle ended, the other's did not")
+        self._compare("a sweep slice", out, shadow_out)
+        return out, done
+
     def _compare(self, what: str, out: list[Any], expected: list[Any]) -> None:
         got = [(o.session_id, o.encode()) for o in out]
         want = [(o.session_id, o.encode()) for o in expected]

@@ -110,6 +110,18 @@ class Loopback:
         for session_id, reply in self.route(self.sweep()):
             self.connections[session_id].inbox.append(reply)
 
+    def sweep_slice(self, limit: int) -> bool:
+        """One slice of the sweep over at most ``limit`` queues (RET-7), its pushes queued in
+        the inboxes; whether the cycle ended."""
+        out, done = self.process_slice(limit)
+        for session_id, reply in self.route(out):
+            self.connections[session_id].inbox.append(reply)
+        return done
+
+    def process_slice(self, limit: int) -> tuple[list[Outgoing], bool]:
+        """One slice of the server's sweep (a hook for shadowing servers)."""
+        return self.server.sweep(limit)
+
     def open_session(self, session_id: bytes, secret: bytes,
                      dialect: Dialect = Dialect.SEED, version: int | None = None,
                      peer_key: bytes | None = None) -> None:

@@ -117,8 +117,9 @@ MACHINE_CONFIG = ServerConfig(
     unsecured_invitation_days=5,
     contact_days=9,
     ratchet_update_interval=3,
-    blob_bytes_high_water=3000,
-    blob_bytes_low_water=2000,
+    # low enough that one queue with two optional link parts starts the relief (QUEUE-9)
+    blob_bytes_high_water=1300,
+    blob_bytes_low_water=900,
     invitation_blob_limit=2048,
     contact_blob_limit=2048,
     # a password, so that NEW without it or with another one is drawn too (QUEUE-10)
@@ -151,6 +152,8 @@ LIMITS = Limits(
     unsecured_invitation_days=MACHINE_CONFIG.unsecured_invitation_days,
     contact_days=MACHINE_CONFIG.contact_days,
     ratchet_update_interval=MACHINE_CONFIG.ratchet_update_interval,
+    blob_high_water=MACHINE_CONFIG.blob_bytes_high_water,
+    blob_low_water=MACHINE_CONFIG.blob_bytes_low_water,
 )
 
 #: at most this many queues and sessions at once: few queues, so each one sees many messages
@@ -258,6 +261,8 @@ class QueueMachine(RuleBasedStateMachine):
         self.checked: set[str] = set()
         self.stats: Counter[str] = Counter()
         self.counter = 0
+        #: queues no rule picks (a low-order link's), which the sweep still walks
+        self.strays: list[SpecQueue] = []
         self._count_table_rules()
 
     def _count_table_rules(self) -> None:
@@ -628,6 +633,7 @@ class QueueMachine(RuleBasedStateMachine):
                 sender_id=rnd(24),
                 enc_link_data=make_link_blob(link, rnd, *link_data),
             )
+            assert len(queue_link.enc_link_data.encode()) <= MACHINE_CONFIG.invitation_blob_limit
         notifier_key = AuthKeyPair.ed25519(rnd) if with_ntf else None
         ntf_dh = DhKeyPair.generate(rnd) if notifier_key else None
         ntf = (
@@ -668,6 +674,8 @@ class QueueMachine(RuleBasedStateMachine):
         assert replies[0].tag == "IDS", error_of(replies[0])
         ids = replies[0].expect(IDS)
         owner.created(ids)
+        spec.rid = ids.rcv_id
+        self._stored_blob(spec, queue_link.enc_link_data if queue_link else None)
         handle.server_dh = ids.rcv_public_dh_key.raw
         handle.independent = RatchetMirror(owner.dh_key.secret)
         assert ids.queue_mode is mode
@@ -678,6 +686,15 @@ class QueueMachine(RuleBasedStateMachine):
             assert ids.server_ntf_creds is None, "notifier credentials for a queue without one"
         self.handles.append(handle)
         self._check("NEW", self._collect(session, replies), expected)
+
+    @staticmethod
+    def _stored_blob(spec: SpecQueue, blob: LinkBlob | None) -> None:
+        """What the oracle must know of a queue's blob for QUEUE-9: its size, and its size
+        with only its mandatory part (the relief's gain is the difference)."""
+        spec.blob = len(blob.encode()) if blob is not None else 0
+        spec.mandatory = len(LinkBlob(parts=tuple(
+            p for p in blob.parts if p.priority is LinkPartPriority.Mandatory)).encode()
+        ) if blob is not None else 0
 
     def _secured(self, handle: QueueHandle, key: AuthKeyPair, *, by_lget: bool = False) -> None:
         """The owner's side of securing: when this key just secured the queue (the oracle
@@ -691,6 +708,7 @@ class QueueMachine(RuleBasedStateMachine):
                 handle.link_dropped_on_send = True
             else:
                 handle.link_data = None
+                self._stored_blob(handle.spec, None)
 
     @precondition(lambda self: self._live())
     @rule(q=PICK, same_key=st.booleans())
@@ -800,8 +818,10 @@ class QueueMachine(RuleBasedStateMachine):
             "LGET: the second implementation reads another QueueLink"
         self.stats["links opened twice"] += 1
         data, optional = read_link_blob(handle.link, queue_link.enc_link_data)
-        assert data == handle.link_data[0]
-        assert all(part in handle.link_data[1] for part in optional)  # QUEUE-9: only drops
+        assert data == handle.link_data[0], "LGET: other link data"
+        # QUEUE-9: relief drops optional parts when the oracle says so, and only then
+        assert optional == handle.link_data[1], (
+            f"LGET: {len(optional)} optional parts, the spec says {len(handle.link_data[1])}")
         for other in self.handles:  # never with another link's key (LINK-4)
             if other is not handle and other.link is not None:
                 try:
@@ -848,12 +868,16 @@ class QueueMachine(RuleBasedStateMachine):
     @rule(q=PICK, optional_parts=st.integers(0, 2))
     def lset(self, q: int, optional_parts: int) -> None:
         self._fired("lset")
-        handle = self._queue(q)
+        self._lset(self._queue(q), optional_parts, b"q" * 200)
+
+    def _lset(self, handle: QueueHandle, optional_parts: int, part: bytes) -> None:
+        """LSET of new link data with ``optional_parts`` parts of ``part`` (LINK-5), read
+        back."""
         link = handle.link or LinkKeys.generate(self.lb.client_random)
         payload = (
             LinkData(conn_req=b"set %d" % self.counter, user_data=b""),
             [
-                OptionalLinkData(kind=OptionalPartKind.Preferences, data=b"q" * 200)
+                OptionalLinkData(kind=OptionalPartKind.Preferences, data=part)
                 for _ in range(optional_parts)
             ],
         )
@@ -863,6 +887,7 @@ class QueueMachine(RuleBasedStateMachine):
         self._as_owner("LSET", handle, LSET(enc_link_data=blob), expected)
         if expected.events[sid] == ["OK"]:
             handle.link_data = payload
+            self._stored_blob(handle.spec, blob)
         self._read_link_back(handle, "LSET")
 
     def _read_link_back(self, handle: QueueHandle, command: str) -> None:
@@ -892,20 +917,19 @@ class QueueMachine(RuleBasedStateMachine):
 
     # --- refusals ----------------------------------------------------------------------------
 
-    @precondition(lambda self: self._live() and self.stats["rule refusals"] < 3)
+    @precondition(lambda self: self._live() and self.stats["rule refusals"] < 1)
     @rule(q=PICK, s=PICK, t=PICK, at=PICK, contact=st.booleans())
     def refusals(self, q: int, s: int, t: int, at: int, contact: bool) -> None:
         """A round of what the spec refuses, each answer predicted by the oracle and each
-        refusal read back where it could have changed something: three NEWs with a defect, an
+        refusal read back where it could have changed something: a NEW with each defect, an
         LSET with a bad blob, a badly signed LGET, a SEND above (or at) the size limit, a
-        sender's command to a deleted queue, two senders racing for one link, (once per run)
-        LGET of a low-order k, and an ACK of another message than the one in flight. One rule,
-        capped per run as garbage and ping are, so that the runs keep their steps for the
-        conversations the other floors need."""
+        sender's command to a deleted queue, two senders racing for one link, LGET of a
+        low-order k, an ACK of another message than the one in flight, and SKEY with another
+        key to a secured queue. One rule, once per run, so that the runs keep their steps for
+        the conversations the other floors need."""
         self._fired("refusals")
-        defects = sorted(NEW_DEFECTS)
-        for i in range(3):
-            self._create_refused(s, defects[(at + 5 * i) % len(defects)], at, contact)
+        for defect in sorted(NEW_DEFECTS):
+            self._create_refused(s, defect, at, contact)
         self._lset_refused(q, BLOB_DEFECTS[at % len(BLOB_DEFECTS)])
         settable = [h for h in self._live() if h.link and h.link_data and not (
             h.spec.mode == "invitation" and h.spec.secured)]
@@ -922,6 +946,10 @@ class QueueMachine(RuleBasedStateMachine):
         if not self.stats["low-order links"]:
             self._lget_low_order_k(s, LOW_ORDER_POINTS[at % len(LOW_ORDER_POINTS)])
         self._ack_another(q, at)
+        secured = [h for h in self._live() if h.sender_key is not None and not h.contact]
+        if secured:
+            self._skey(secured[q % len(secured)], self._session(s), own_key=False,
+                       signed_by_other=False)
 
     def _ack_another(self, q: int, at: int) -> None:
         """ACK, from a session with a record in flight, of an ID that is not that record's:
@@ -1033,9 +1061,14 @@ class QueueMachine(RuleBasedStateMachine):
                 enc_link_data=make_link_blob(link, rnd, LinkData(conn_req=b"k", user_data=b"")))),
             ntf_request=None,
         )
-        # the queue is the machine's no further: no rule picks it, nothing is pushed for it
-        _, expected = self.spec.new(session.session_id, "invitation", self.now, False, None)
-        self._exchange("NEW (low-order link)", session, new, b"", auth, expected=expected)
+        # no rule picks the queue, nothing is pushed for it; the sweep walks it (RET-7)
+        stray, expected = self.spec.new(session.session_id, "invitation", self.now, False, None)
+        replies = self._exchange("NEW (low-order link)", session, new, b"", auth,
+                                 expected=expected)
+        stray.rid = replies[0].expect(IDS).rcv_id
+        assert new.queue_request is not None and new.queue_request.queue_link is not None
+        self._stored_blob(stray, new.queue_request.queue_link.enc_link_data)
+        self.strays.append(stray)
         self._exchange("LGET (low-order k)", session, LGET(sender_key=None), point, None,
                        expected=Expected.one(session.session_id, "ERR AUTH", "LINK-9"))
 
@@ -1086,6 +1119,7 @@ class QueueMachine(RuleBasedStateMachine):
             self.stats["messages sent"] += 1
             if handle.link_dropped_on_send:
                 handle.link_data, handle.link_dropped_on_send = None, False  # LINK-11
+                self._stored_blob(handle.spec, None)
         elif error_of(replies[0]) == "QUOTA":
             self.stats["quota answers"] += 1
 
@@ -1385,15 +1419,89 @@ class QueueMachine(RuleBasedStateMachine):
         RET-6) and old messages leave from the head (RET-5)."""
         self._fired("advance_and_expire")
         self.lb.clock.advance(days * DAY)
-        expected = Expected().cite("RET-1", "RET-2", "RET-3", "RET-5", "RET-6")
-        for handle in self._live():
-            expired = self.spec.sweep(handle.spec, handle.rid, self.now, expected)
-            if handle.spec.deleted:
-                self.stats["queues expired"] += 1
-            handle.expired += [rec.body for rec in expired if rec.body is not None]
-            self.stats["messages expired"] += len(expired)
+        expected = Expected().cite("RET-1", "RET-2", "RET-3", "RET-5", "RET-6", "RET-7")
+        live = self._live()
+        self._swept(live, self.spec.full_sweep(self._spec_queues(), self.now, expected))
         self.lb.expire()
         self._check(f"EXPIRE {days}", self._collect(None, []), expected, any_order=True)
+        self._relieved()
+
+    def _spec_queues(self) -> list[SpecQueue]:
+        """Every queue the server holds, as the oracle knows them (the sweep walks all)."""
+        return [h.spec for h in self.handles] + self.strays
+
+    def _swept(self, live: list[QueueHandle], expired: list[tuple[SpecQueue, Rec]]) -> None:
+        """The machine's books after a sweep: queues and messages that expired."""
+        for handle in live:
+            if handle.spec.deleted:
+                self.stats["queues expired"] += 1
+        for handle in self.handles:
+            mine = [rec for queue, rec in expired if queue is handle.spec]
+            handle.expired += [rec.body for rec in mine if rec.body is not None]
+            self.stats["messages expired"] += len(mine)
+
+    def _relieved(self) -> None:
+        """A queue whose blob the oracle says relief reduced to its mandatory part shows no
+        optional part from now on (QUEUE-9): LGET must show exactly that."""
+        for handle in self._live():
+            if handle.link_data and handle.link_data[1] and \
+                    handle.spec.blob == handle.spec.mandatory:
+                handle.link_data = (handle.link_data[0], [])
+                self.stats["blobs relieved"] += 1
+
+    @precondition(lambda self: any(h.link and h.link_data and not (
+        h.spec.mode == "invitation" and h.spec.secured) for h in self._live())
+        and self.stats["rule under_pressure"] < 2)
+    @rule(q=PICK, limit=st.integers(1, 3))
+    def under_pressure(self, q: int, limit: int) -> None:
+        """An owner sets large optional link parts, and the sweep runs a cycle to its end a
+        slice at a time: when the blobs are above the high water mark, relief drops optional
+        parts, least recently updated queues first, down to the low water mark (QUEUE-9); every
+        link then reads back as the oracle says."""
+        self._fired("under_pressure")
+        settable = [h for h in self._live() if h.link and h.link_data and not (
+            h.spec.mode == "invitation" and h.spec.secured)]
+        self._lset(settable[q % len(settable)], 2, b"p" * 300)
+        for index in range(64):  # a cycle over a few queues ends well before
+            expected = Expected().cite("RET-7", "QUEUE-9")
+            live = self._live()
+            predicted, done = self.spec.sweep_slice(self._spec_queues(), limit, self.now,
+                                                     expected)
+            self._swept(live, predicted)
+            ended = self.lb.sweep_slice(limit)
+            assert ended == done, f"PRESSURE {index}: the cycle {'ended' if ended else 'goes on'}"
+            self._check(f"PRESSURE {index}", self._collect(None, []), expected, any_order=True)
+            self._relieved()
+            if done:
+                break
+        for handle in self._live():
+            self._read_link_back(handle, "relief")
+
+    @precondition(lambda self: self._live() and self.stats["rule sweep_slices"] < 4)
+    @rule(limit=st.integers(1, 3), slices=st.integers(1, 4), days=st.integers(0, 6))
+    def sweep_slices(self, limit: int, slices: int, days: int) -> None:
+        """Time passes and the sweep goes on a slice at a time, between other commands
+        (RET-7): each slice handles the next ``limit`` queues in ID order, scanning them
+        (RET-1..RET-6) or, once the scan left the blobs above the high water mark, relieving
+        them (QUEUE-9); what each slice pushes and what LGET shows afterwards are the
+        oracle's."""
+        self._fired("sweep_slices")
+        self.lb.clock.advance(days * DAY)
+        for index in range(slices):
+            expected = Expected().cite("RET-7")
+            live = self._live()
+            predicted, done = self.spec.sweep_slice(self._spec_queues(), limit, self.now,
+                                                     expected)
+            self._swept(live, predicted)
+            ended = self.lb.sweep_slice(limit)
+            assert ended == done, f"SLICE {index}: the cycle {'ended' if ended else 'goes on'}" \
+                f", the spec says {'it ends' if done else 'it goes on'}"
+            self._check(f"SLICE {index} of {limit}", self._collect(None, []), expected,
+                        any_order=True)
+            self._relieved()
+            self.stats["sweep slices"] += 1
+            if self.spec.cycle.relieving:
+                self.stats["slices into relief"] += 1
 
     # --- invariants --------------------------------------------------------------------------
 

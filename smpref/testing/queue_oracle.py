@@ -60,6 +60,9 @@ class Limits:
     unsecured_invitation_days: int
     contact_days: int
     ratchet_update_interval: int
+    #: QUEUE-9's marks on the total size of stored blobs
+    blob_high_water: int
+    blob_low_water: int
 
 
 @dataclass(eq=False)
@@ -139,6 +142,11 @@ class SpecQueue:
     in_flight: dict[Session, Rec] = field(default_factory=dict)
     notifier_id: bytes | None = None
     ntf_subscriber: Session | None = None
+    #: its recipient ID (the sweep walks queues in ID order, RET-7), and its blob as stored:
+    #: the size, and the size with its optional parts dropped (QUEUE-6, QUEUE-9); 0 without
+    rid: bytes = b""
+    blob: int = 0
+    mandatory: int = 0
 
     @property
     def secured(self) -> bool:
@@ -149,12 +157,25 @@ class SpecQueue:
         return sum(r.kind in ("M", "Q") for r in self.records)
 
 
+@dataclass
+class SweepCycle:
+    """Where a sweep cycle is (RET-7): the last queue ID a slice handled, what the scan found
+    by ``updated_at`` day, and a relief phase's cutoff day and budget (QUEUE-9)."""
+
+    cursor: bytes | None = None
+    by_day: dict[int, int] = field(default_factory=dict)
+    relieving: bool = False
+    cutoff_day: int = -1
+    budget: int = 0
+
+
 class SpecServer:
     """The abstract server: one :class:`SpecQueue` per queue the machine created."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.uids = itertools.count()
+        self.cycle = SweepCycle()
 
     # --- shared steps ------------------------------------------------------------------------
 
@@ -415,14 +436,82 @@ class SpecServer:
             return age > self.limits.contact_days
         return not queue.secured and age > self.limits.unsecured_invitation_days
 
-    def sweep(self, queue: SpecQueue, rid: bytes, now: int, out: Expected) -> list[Rec]:
-        """One queue in a whole sweep (RET-1..RET-6): the queue expires, or its messages older
+    def full_sweep(self, queues: list[SpecQueue], now: int, out: Expected
+                   ) -> list[tuple[SpecQueue, Rec]]:
+        """A whole sweep cycle from a fresh start (RET-7), in the server's default slices."""
+        self.cycle = SweepCycle()
+        expired: list[tuple[SpecQueue, Rec]] = []
+        done = False
+        while not done:
+            more, done = self.sweep_slice(queues, 256, now, out)
+            expired += more
+        return expired
+
+    def sweep_slice(self, queues: list[SpecQueue], limit: int, now: int, out: Expected
+                    ) -> tuple[list[tuple[SpecQueue, Rec]], bool]:
+        """One slice (RET-7): the next ``limit`` queues in ID order after the cursor, scanned
+        (RET-1..RET-6, and their optional blob bytes added up by day) or, in the relief phase,
+        relieved (QUEUE-9). A slice that handled fewer than ``limit`` ends its phase: a scan
+        that leaves the blobs above the high water mark starts relief from the first queue,
+        anything else ends the cycle. ``queues``: every queue the server holds (deleted ones
+        are passed over). Returns the messages that expired, and whether the cycle ended."""
+        cycle = self.cycle
+        batch = sorted((q for q in queues if not q.deleted and (
+            cycle.cursor is None or q.rid > cycle.cursor)), key=lambda q: q.rid)[:limit]
+        expired: list[tuple[SpecQueue, Rec]] = []
+        for queue in batch:
+            if cycle.relieving:
+                self._relieve(queues, queue)
+            else:
+                expired += [(queue, rec) for rec in self._scan(queue, now, out)]
+        if len(batch) == limit:
+            cycle.cursor = batch[-1].rid
+            return expired, False
+        total = self.blob_bytes(queues)
+        if not cycle.relieving and total > self.limits.blob_high_water:
+            self.cycle = self._relief_plan(total - self.limits.blob_low_water)
+            return expired, False
+        self.cycle = SweepCycle()
+        return expired, True
+
+    @staticmethod
+    def blob_bytes(queues: list[SpecQueue]) -> int:
+        """The stored blobs' total size (QUEUE-9)."""
+        return sum(q.blob for q in queues if not q.deleted)
+
+    def _relief_plan(self, excess: int) -> SweepCycle:
+        """QUEUE-9: D is the first day at which the optional bytes of queues updated on or
+        before it reach the excess; every queue before D is relieved, and of D's, in ID order,
+        as many as free the rest. When no day reaches it, every queue is."""
+        freed, days = 0, sorted(self.cycle.by_day)
+        for day in days:
+            if freed + self.cycle.by_day[day] >= excess:
+                return SweepCycle(relieving=True, cutoff_day=day, budget=excess - freed)
+            freed += self.cycle.by_day[day]
+        last = days[-1] if days else -1
+        return SweepCycle(relieving=True, cutoff_day=last, budget=self.cycle.by_day.get(last, 0))
+
+    def _relieve(self, queues: list[SpecQueue], queue: SpecQueue) -> None:
+        """QUEUE-9: drop a queue's optional parts if it is before the cutoff day, or on it
+        while the budget lasts; never once the total is at the low water mark."""
+        gain = queue.blob - queue.mandatory
+        if not gain or self.blob_bytes(queues) <= self.limits.blob_low_water:
+            return
+        if queue.updated_day > self.cycle.cutoff_day:
+            return
+        if queue.updated_day == self.cycle.cutoff_day:
+            if self.cycle.budget <= 0:
+                return
+            self.cycle.budget -= gain
+        queue.blob = queue.mandatory
+
+    def _scan(self, queue: SpecQueue, now: int, out: Expected) -> list[Rec]:
+        """One queue in a sweep's scan (RET-1..RET-6): the queue expires, or its messages older
         than the TTL leave from the head, key records kept, stopping at a quota marker, a younger
-        message or a record in flight. Returns the messages that expired."""
-        if queue.deleted:
-            return []
+        message or a record in flight; what dropping its optional parts would free is added to
+        its day (RET-7). Returns the messages that expired."""
         if self.expires(queue, now // DAY):
-            self._remove(queue, out, None, rid)
+            self._remove(queue, out, None, queue.rid)
             return []
         in_flight = {id(r) for r in queue.in_flight.values()}
         expired = []
@@ -438,4 +527,8 @@ class SpecServer:
             queue.records.remove(rec)
             expired.append(rec)
         self._reopen_if_empty(queue)
+        if queue.blob > queue.mandatory:
+            by_day = self.cycle.by_day
+            by_day[queue.updated_day] = by_day.get(queue.updated_day, 0) + queue.blob - \
+                queue.mandatory
         return expired
