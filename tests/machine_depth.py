@@ -61,17 +61,27 @@ def deployed_rows() -> list[str]:
 READ_BACK_FLOOR = 10
 
 
+#: what the seed design's machine reads back (its "read back <what>" counters): a refused
+#: NEW's sender ID, LSET (accepted and refused), securing by KEY, SKEY and LGET, OFF, NDEL,
+#: DEL, and the links after relief
+SEED_READ_BACKS = ("NEW refused", "LSET", "LSET refused", "KEY", "SKEY", "LGET", "OFF", "NDEL",
+                   "DEL", "relief")
+
+
 def shortfalls(totals: Counter[str], rules: list[str], claimed: tuple[str, ...], *,
                scale: float = 1.0, without: tuple[str, ...] = (),
-               table: list[str] | None = None) -> list[str]:
+               table: list[str] | None = None, read_backs: tuple[str, ...] = ()) -> list[str]:
     """Every floor (times ``scale``, for a machine run with fewer examples) not met, rule never
-    fired, row of the rule ``table`` taken fewer than :data:`TABLE_FLOOR` times and claimed
-    requirement never checked; ``without``: floors and rules a machine leaves to another (the
-    store's machine forges no records)."""
+    fired, row of the rule ``table`` taken fewer than :data:`TABLE_FLOOR` times, kind of
+    ``read_backs`` done fewer than :data:`READ_BACK_FLOOR` times and claimed requirement never
+    checked; ``without``: floors and rules a machine leaves to another (the store's machine
+    forges no records)."""
     out = [f"{name}: {totals[name]} < {floor * scale:g}" for name, floor in FLOORS.items()
            if totals[name] < floor * scale and name not in without]
     out += [f"table row {row} taken {totals['table ' + row]} times < {TABLE_FLOOR * scale:g}"
             for row in table or [] if totals["table " + row] < TABLE_FLOOR * scale]
+    out += [f"read back {what}: {totals['read back ' + what]} < {READ_BACK_FLOOR * scale:g}"
+            for what in read_backs if totals["read back " + what] < READ_BACK_FLOOR * scale]
     rules = [rule for rule in rules if rule not in without]
     out += [f"rule {rule} never fired" for rule in rules if not totals["rule " + rule]]
     out += [f"{rid} claimed but never checked against the oracle" for rid in claimed

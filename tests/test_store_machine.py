@@ -11,7 +11,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
-from machine_depth import seed_rows, shortfalls
+from machine_depth import SEED_READ_BACKS, seed_rows, shortfalls
 from reqs import req
 
 from smpref.testing.determinism import same_draws_everywhere
@@ -36,7 +36,7 @@ def test_the_journal_store_behaves_as_the_memory_store() -> None:
     rules = DifferentialMachine.rule_names()
     missing = shortfalls(Run.totals(), rules, ("MSG-9", "RET-5"), scale=0.5,
                          without=("forged_record", "forged records refused"),
-                         table=seed_rows())
+                         table=seed_rows(), read_backs=SEED_READ_BACKS)
     assert not missing, "the machine ran too shallow: " + "; ".join(missing)
 
 

@@ -25,6 +25,7 @@ def sweep(server: ServerState, limit: int) -> tuple[list[Outgoing], bool]:
     cannot read or write is skipped (and reported in ``server.store_errors``); the others are
     swept."""
     state = server.sweep_state
+    server.observe("sweep.slice", ("RET-7",))
     rids = server.store.queue_ids_after(state.cursor, limit)
     out: list[Outgoing] = []
     today, now = server.today(), server.clock.now()

@@ -216,7 +216,7 @@ RULES: tuple[Rule, ...] = (
          guard=Guard.MALFORMED_NOTIFIER_ID),
     Rule("NEW.id-taken", "NEW", "AUTH", ("QUEUE-3", "QUEUE-4"), guard=Guard.CHOSEN_ID_TAKEN),
     Rule("NEW.low-order-key", "NEW", "CMD SYNTAX", ("QUEUE-10",), guard=Guard.LOW_ORDER_KEY),
-    _accept("NEW", "CMD-10", "CMD-11", "CMD-12", "QUEUE-1", "QUEUE-2", "QENC-1"),
+    _accept("NEW", "CMD-10", "CMD-11", "CMD-12", "QUEUE-1", "QUEUE-2", "QENC-1", "QENC-6"),
 
     *_queue_command(
         "KEY",
@@ -269,9 +269,9 @@ RULES: tuple[Rule, ...] = (
          guard=Guard.BODY_TOO_LARGE),
     Rule("SEND.suspended", "SEND", "AUTH", ("ROT-3",), status=SUSPENDED),
     Rule("SEND.quota-held", "SEND", "QUOTA", ("MSG-6",), guard=Guard.QUOTA_HELD),
-    Rule("SEND.queue-full", "SEND", "QUOTA", ("MSG-6",), guard=Guard.QUEUE_FULL,
+    Rule("SEND.queue-full", "SEND", "QUOTA", ("MSG-6", "QENC-6"), guard=Guard.QUEUE_FULL,
          effect="quota-marker"),
-    _accept("SEND", "CMD-17", "MSG-2", "QENC-2", "QENC-4", "LINK-11"),
+    _accept("SEND", "CMD-17", "MSG-1", "MSG-2", "QENC-2", "QENC-4", "LINK-11"),
 
     *_queue_command(
         "ACK",

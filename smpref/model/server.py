@@ -94,8 +94,13 @@ class Server(ServerState):
         try:
             message = decode_message(tx.command, kind="command", dialect=session.dialect,
                                      version=session.version)
+        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX
+            return [Outgoing(session_id, tx.corr_id, tx.entity_id,
+                             ERR(error=wire_error(exc)))]
+        try:
             check_credentials(message.DEF, tx, message)
-        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX, or the credential rule's error
+        except WireError as exc:  # the credential rule's error
+            self.observe("credentials", ("TRANS-7",))
             return [Outgoing(session_id, tx.corr_id, tx.entity_id,
                              ERR(error=wire_error(exc)))]
         assert isinstance(message, Command)

@@ -31,7 +31,7 @@ NMSG_PADDED = 128
 #: QUEUE-6, QUEUE-8, AUTH-1): the spec orders none of them against another, so the machine
 #: draws one at a time
 NEW_DEFECTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "signed by another key": ("ERR AUTH", ("AUTH-1", "QUEUE-10")),
+    "signed by another key": ("ERR AUTH", ("AUTH-1", "CMD-10")),
     "wrong password": ("ERR AUTH", ("QUEUE-10",)),
     "no password": ("ERR AUTH", ("QUEUE-10",)),
     "short link ID": ("ERR CMD SYNTAX", ("QUEUE-10",)),
@@ -107,14 +107,23 @@ class Expected:
     """Every transmission each session must receive after one step, in order per session."""
 
     events: dict[Session, list[Event]] = field(default_factory=dict)
-    #: the requirements whose rules decided these events (what a match confirms)
+    #: the requirements whose rules decided these events (what a match confirms); the model
+    #: must report each of them for the step (the machine compares, issue 30)
     requirements: set[str] = field(default_factory=set)
+    #: requirements a match confirms too, though no rule of the model applies them at this
+    #: step: what must not happen (RET-3, MSG-9), and a deleted queue's IDs naming nothing
+    #: (MSG-8), which the server can no longer tell from IDs never used (AUTH-3)
+    noted: set[str] = field(default_factory=set)
 
     def add(self, session: Session, event: Event) -> None:
         self.events.setdefault(session, []).append(event)
 
     def cite(self, *requirements: str) -> Expected:
         self.requirements.update(requirements)
+        return self
+
+    def note(self, *requirements: str) -> Expected:
+        self.noted.update(requirements)
         return self
 
     @classmethod
@@ -267,7 +276,7 @@ class SpecServer:
         queue without a link has none to replace (``ERR CMD PROHIBITED``); both are about the
         queue and come before the blob's own defects (QUEUE-6, QUEUE-8)."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         if queue.mode == "invitation" and queue.secured:
             return Expected.one(session, "ERR AUTH", "LINK-5", "LINK-11")
         if not has_link:
@@ -282,7 +291,7 @@ class SpecServer:
         """SEND of a body above the limit (MSG-5): checked once the sender is authorized and
         before the queue's status, so a suspended or full queue answers it too."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         if key != queue.sender_key:
             return Expected.one(session, "ERR AUTH", "MSG-1")
         return Expected.one(session, "ERR LARGE_MSG", "MSG-5")
@@ -294,13 +303,21 @@ class SpecServer:
         accepted and changes nothing, another key is ``ERR AUTH``; ``allowed`` is False where
         the command may not secure this queue at all (SKEY and LGET on a contact queue)."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         if not allowed or (queue.secured and queue.sender_key != key):
             return Expected.one(session, "ERR AUTH", "QUEUE-11")
+        out = Expected.one(session, "OK", "QUEUE-11")
         if not queue.secured:
             queue.sender_key = key
+            self._touch(queue, now, out)
+        return out
+
+    @staticmethod
+    def _touch(queue: SpecQueue, now: int, out: Expected) -> None:
+        """QUEUE-5: ``updated_at`` moves to today, at most once a day."""
+        if queue.updated_day != now // DAY:
             queue.updated_day = now // DAY
-        return Expected.one(session, "OK", "QUEUE-11", "QUEUE-5")
+            out.cite("QUEUE-5")
 
     def send(
         self,
@@ -314,7 +331,7 @@ class SpecServer:
     ) -> Expected:
         """SEND (MSG-1, ROT-3, MSG-6, QENC-2, QENC-4, MSG-2, MSG-7)."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         if key != queue.sender_key:
             return Expected.one(session, "ERR AUTH", "MSG-1")
         if queue.suspended:
@@ -334,18 +351,18 @@ class SpecServer:
             out.cite("QENC-4")
         message = self._record(queue, "M", now, body, notify)
         queue.since_update += 1
-        queue.updated_day = now // DAY
+        self._touch(queue, now, out)
         out.add(session, "OK")
         self._push(queue, out)
         if notify and queue.ntf_subscriber is not None and queue.notifier_id is not None:
             out.add(queue.ntf_subscriber, Notice(message, queue.notifier_id))
             out.cite("MSG-7")
-        return out.cite("MSG-1", "MSG-2", "QENC-2", "QUEUE-5")
+        return out.cite("MSG-1", "MSG-2", "QENC-2")
 
     def sub(self, queue: SpecQueue, session: Session, rid: bytes, now: int) -> Expected:
         """SUB (MSG-2, MSG-3, CMD-33)."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         if session in queue.getters:
             return Expected.one(session, "ERR CMD PROHIBITED", "MSG-3")
         out = Expected()
@@ -356,17 +373,17 @@ class SpecServer:
             out.cite("CMD-33")
         queue.subscriber = session
         queue.in_flight.pop(session, None)  # a repeated SUB forgets the record in flight
-        queue.updated_day = now // DAY
+        self._touch(queue, now, out)
         out.add(session, "OK")
         delivery = self._deliver_first(queue, session, corr=False)
         if delivery is not None:
             out.add(session, delivery)
-        return out.cite("MSG-2", "QUEUE-5")
+        return out.cite("MSG-2")
 
     def get(self, queue: SpecQueue, session: Session) -> Expected:
         """GET (MSG-3)."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         if queue.subscriber == session:
             return Expected.one(session, "ERR CMD PROHIBITED", "MSG-3")
         queue.getters.add(session)
@@ -377,7 +394,7 @@ class SpecServer:
         """ACK (MSG-4): removes the record in flight when the ID matches (empty matches any),
         also when another session's ACK removed it already; the next MSG on a subscription."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         in_flight = queue.in_flight.get(session)
         if in_flight is None or (msg_id and msg_id != in_flight.msg_id):
             return Expected.one(session, "ERR NO_MSG", "MSG-4")
@@ -388,20 +405,20 @@ class SpecServer:
         if queue.subscriber == session:
             delivery = self._deliver_first(queue, session, corr=True)
             if delivery is not None:
-                return Expected.one(session, delivery, "MSG-4", "MSG-2", "MSG-9")
-        return Expected.one(session, "OK", "MSG-4", "MSG-9")
+                return Expected.one(session, delivery, "MSG-4", "MSG-2").note("MSG-9")
+        return Expected.one(session, "OK", "MSG-4").note("MSG-9")
 
     def off(self, queue: SpecQueue, session: Session) -> Expected:
         """OFF (ROT-3): suspends; COUNT of every stored record, the one in flight included."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         queue.suspended = True
         return Expected.one(session, ("COUNT", len(queue.records)), "ROT-3", "ROT-4")
 
     def delete(self, queue: SpecQueue, session: Session, rid: bytes) -> Expected:
         """DEL (MSG-8)."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         out = Expected()
         self._remove(queue, out, session, rid)
         out.add(session, "OK")
@@ -409,8 +426,8 @@ class SpecServer:
 
     def nsub(self, queue: SpecQueue, session: Session) -> Expected:
         """NSUB (CMD-23, CMD-33): subscribes notifications; moves them from another session."""
-        if queue.deleted or queue.notifier_id is None:
-            return Expected.one(session, "ERR AUTH", "AUTH-2", "CMD-15")
+        if queue.deleted or queue.notifier_id is None:  # its notifier ID names nothing now
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("CMD-15")
         out = Expected()
         if queue.ntf_subscriber is not None and queue.ntf_subscriber != session:
             out.add(queue.ntf_subscriber, ("END", queue.notifier_id))
@@ -422,7 +439,7 @@ class SpecServer:
     def ndel(self, queue: SpecQueue, session: Session) -> Expected:
         """NDEL (CMD-15): the notifier and its subscription are gone; OK also without one."""
         if queue.deleted:
-            return Expected.one(session, "ERR AUTH", "MSG-8")
+            return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         queue.notifier_id = None
         queue.ntf_subscriber = None
         return Expected.one(session, "OK", "CMD-15")
@@ -456,12 +473,14 @@ class SpecServer:
         anything else ends the cycle. ``queues``: every queue the server holds (deleted ones
         are passed over). Returns the messages that expired, and whether the cycle ended."""
         cycle = self.cycle
+        out.cite("RET-7").note("RET-3")  # and no queue expires inside its period
         batch = sorted((q for q in queues if not q.deleted and (
             cycle.cursor is None or q.rid > cycle.cursor)), key=lambda q: q.rid)[:limit]
         expired: list[tuple[SpecQueue, Rec]] = []
         for queue in batch:
             if cycle.relieving:
-                self._relieve(queues, queue)
+                if self._relieve(queues, queue):
+                    out.cite("QUEUE-9")
             else:
                 expired += [(queue, rec) for rec in self._scan(queue, now, out)]
         if len(batch) == limit:
@@ -491,19 +510,21 @@ class SpecServer:
         last = days[-1] if days else -1
         return SweepCycle(relieving=True, cutoff_day=last, budget=self.cycle.by_day.get(last, 0))
 
-    def _relieve(self, queues: list[SpecQueue], queue: SpecQueue) -> None:
+    def _relieve(self, queues: list[SpecQueue], queue: SpecQueue) -> bool:
         """QUEUE-9: drop a queue's optional parts if it is before the cutoff day, or on it
-        while the budget lasts; never once the total is at the low water mark."""
+        while the budget lasts; never once the total is at the low water mark. Whether it
+        dropped them."""
         gain = queue.blob - queue.mandatory
         if not gain or self.blob_bytes(queues) <= self.limits.blob_low_water:
-            return
+            return False
         if queue.updated_day > self.cycle.cutoff_day:
-            return
+            return False
         if queue.updated_day == self.cycle.cutoff_day:
             if self.cycle.budget <= 0:
-                return
+                return False
             self.cycle.budget -= gain
         queue.blob = queue.mandatory
+        return True
 
     def _scan(self, queue: SpecQueue, now: int, out: Expected) -> list[Rec]:
         """One queue in a sweep's scan (RET-1..RET-6): the queue expires, or its messages older
@@ -512,6 +533,7 @@ class SpecServer:
         its day (RET-7). Returns the messages that expired."""
         if self.expires(queue, now // DAY):
             self._remove(queue, out, None, queue.rid)
+            out.cite("RET-1", "RET-2", "RET-6")
             return []
         in_flight = {id(r) for r in queue.in_flight.values()}
         expired = []
@@ -526,6 +548,7 @@ class SpecServer:
                 break
             queue.records.remove(rec)
             expired.append(rec)
+            out.cite("RET-5")
         self._reopen_if_empty(queue)
         if queue.blob > queue.mandatory:
             by_day = self.cycle.by_day
