@@ -541,7 +541,10 @@ class QueueMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.FORGES and any(h.records_seen for h in self.handles))
     @rule(q=PICK, which=PICK, forgery=st.sampled_from(FORGERIES),
-          at=st.integers(0, 1 << 20), by=st.integers(1, 2 * MAX_SKIP))
+          at=st.integers(0, 1 << 20),
+          # QENC-8's bound on a gap, on both sides, as often as anywhere else
+          by=st.one_of(st.sampled_from([1, MAX_SKIP - 1, MAX_SKIP, MAX_SKIP + 1]),
+                       st.integers(1, 2 * MAX_SKIP)))
     def forged_record(self, q: int, which: int, forgery: str, at: int,
                       by: int) -> None:
         """A record the server never sent, made from one it did (QENC-8): the owner's
@@ -950,9 +953,11 @@ class QueueMachine(RuleBasedStateMachine):
                 self._lset_refused(q, defect, settable)
         if any(h.link for h in self.handles):
             self._lget_badly_signed(q, s)
-        self._send_too_large(q, s, signed=at % 2 == 0, extra=at % 5)
+        for extra in (0, 1 + at % 64):  # at the limit, and above it
+            self._send_too_large(q, s, signed=at % 2 == 0, extra=extra)
         if any(h.spec.deleted for h in self.handles):
-            self._to_a_deleted_queue(q, s, "SEND" if at % 2 else "SKEY")
+            for command in ("SEND", "SKEY"):
+                self._to_a_deleted_queue(q, s, command)
         if any(h.link and h.link_data for h in self._live()):
             self._race_for_the_link(q, s, t)
         if not self.stats["low-order links"]:
