@@ -105,7 +105,7 @@ def shown(reply: Reply) -> Event:
     """A reply as the oracle writes events (payloads are compared apart)."""
     if isinstance(reply.message, ERR):
         return "ERR " + render_error(reply.message.error)
-    if reply.tag in ("END", "DELD"):
+    if reply.tag in ("END", "DELD", "NMSG"):
         return (reply.tag, bytes(reply.transmission.entity_id))
     return reply.tag
 
@@ -364,8 +364,10 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         link_id = spec.link_id or self._random(24)
         if kind == "replace the user part" and spec.link_id:
             fixed = spec.fixed
-        elif kind == "another LinkId":
-            link_id = self._random(24)
+        elif kind == "another LinkId":  # next to the queue's own, on either side
+            link_id = self._random(24) if not spec.link_id else (
+                (int.from_bytes(spec.link_id, "big") + (1 if at % 2 else -1)) % (1 << 192)
+            ).to_bytes(24, "big")
         elif kind == "a LinkId in use":
             in_use = sorted(self.spec.in_use())
             link_id = in_use[at % len(in_use)]
@@ -469,9 +471,9 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             self.stats["read back " + by] += 1
             self._read_link_back(link_id, "the first SEND")
 
-    def _send_message(self) -> SEND:
+    def _send_message(self, *, notify: bool = False) -> SEND:
         self.counter += 1
-        return SEND(flags=MsgFlags(notification=False), body=b"message %d" % self.counter)
+        return SEND(flags=MsgFlags(notification=notify), body=b"message %d" % self.counter)
 
     def _send(self, handle: Handle, s: int, key: AuthKeyPair | None, label: str = "SEND"
               ) -> None:
@@ -639,8 +641,9 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         if defect != "none":  # nothing is served, and the oracle is not asked
             self._refused_rfwd(proxy, defect, message, entity, signer, version)
             return
-        if command == "SEND":
-            expected = self.spec.send(spec, client, key.public.raw if signed else None)
+        if command == "SEND":  # notified, so that the relay pushes to another session too
+            expected = self.spec.send(spec, client, key.public.raw if signed else None,
+                                      notify=True)
         elif command == "LGET":
             expected = self.spec.lget(link_id, client)
         elif command == "LKEY":
@@ -681,7 +684,8 @@ class DeployedLinkMachine(RuleBasedStateMachine):
                   signed: bool) -> tuple[Message, bytes, AuthKeyPair | None]:
         """The command a client routes, its entity ID and its signer."""
         if command == "SEND":
-            return self._send_message(), handle.owned.sender_id, key if signed else None
+            return self._send_message(notify=True), handle.owned.sender_id, (
+                key if signed else None)
         if command == "LGET":
             return DeployedLGET(), link_id, None
         if command == "LKEY":

@@ -216,14 +216,19 @@ class DeployedOracle:
     # --- senders, link readers and the notifier ------------------------------------------------
 
     @staticmethod
-    def send(queue: DQueue, session: Session, key: bytes | None) -> Expected:
+    def send(queue: DQueue, session: Session, key: bytes | None, *, notify: bool = False
+             ) -> Expected:
         """SEND (MSG-1): unsigned to an unsecured queue, signed by its key to a secured one;
-        the first after securing a messaging queue drops its link data (DEP-5)."""
+        the first after securing a messaging queue drops its link data (DEP-5); with the
+        notification flag, the notifier's subscriber gets NMSG (MSG-7, DEP-6)."""
         if queue.deleted or key != queue.sender_key:
             return Expected.one(session, "ERR AUTH")
         if queue.drop_at_send:
             queue.link_id, queue.fixed, queue.user, queue.drop_at_send = None, b"", b"", False
-        return Expected.one(session, "OK")
+        out = Expected.one(session, "OK")
+        if notify and queue.ntf_subscriber is not None and queue.notifier_id is not None:
+            out.add(queue.ntf_subscriber, ("NMSG", queue.notifier_id))
+        return out
 
     def lget(self, link_id: bytes, session: Session) -> Expected:
         """DEP-5: LNK for a contact queue's link; AUTH for a messaging queue's or none."""

@@ -96,6 +96,7 @@ from smpref.wire.messages import (
     ErrorType_CMD,
     LinkBlob,
     LinkData,
+    LinkPart,
     LinkPartPriority,
     MsgFlags,
     NtfMetadata,
@@ -120,8 +121,9 @@ MACHINE_CONFIG = ServerConfig(
     # low enough that one queue with two optional link parts starts the relief (QUEUE-9)
     blob_bytes_high_water=1300,
     blob_bytes_low_water=900,
+    # two limits, so that a guard reading the other queue type's limit is seen (QUEUE-6)
     invitation_blob_limit=2048,
-    contact_blob_limit=2048,
+    contact_blob_limit=3072,
     # a password, so that NEW without it or with another one is drawn too (QUEUE-10)
     basic_auth=b"machine password",
 )
@@ -919,7 +921,7 @@ class QueueMachine(RuleBasedStateMachine):
         if defect == "blob too large":
             blob = make_link_blob(link, rnd, data, [
                 OptionalLinkData(kind=OptionalPartKind.Profile, data=b"p" * 700)
-                for _ in range(3)])
+                for _ in range(5)])
             assert len(blob.encode()) > max(MACHINE_CONFIG.invitation_blob_limit,
                                             MACHINE_CONFIG.contact_blob_limit)
             return blob
@@ -963,6 +965,7 @@ class QueueMachine(RuleBasedStateMachine):
         if not self.stats["low-order links"]:
             self._lget_low_order_k(s, LOW_ORDER_POINTS[at % len(LOW_ORDER_POINTS)])
         self._ack_another(q, at)
+        self._blob_limits(s)
         secured = [h for h in self._live() if h.sender_key is not None and not h.contact]
         if secured:
             self._skey(secured[q % len(secured)], self._session(s), own_key=False,
@@ -1015,12 +1018,12 @@ class QueueMachine(RuleBasedStateMachine):
             signer = AuthKeyPair.ed25519(rnd)
         elif defect in ("wrong password", "no password"):
             password = None if defect == "no password" else b"another password"
-        elif defect == "short link ID":
-            link_id = rnd(31)
-        elif defect == "long sender ID":
-            sender_id = rnd(25)
-        elif defect == "short notifier ID":
-            notifier_id = rnd(23)
+        elif defect in ("short link ID", "long link ID"):  # each length on both sides
+            link_id = rnd(31 if defect.startswith("short") else 33)
+        elif defect in ("short sender ID", "long sender ID"):
+            sender_id = rnd(23 if defect.startswith("short") else 25)
+        elif defect in ("short notifier ID", "long notifier ID"):
+            notifier_id = rnd(23 if defect.startswith("short") else 25)
         elif defect in BLOB_DEFECTS:
             blob = self._bad_blob(link, defect)
         elif defect == "taken sender ID":
@@ -1060,6 +1063,47 @@ class QueueMachine(RuleBasedStateMachine):
                            expected=Expected.one(session.session_id, "ERR AUTH", "AUTH-3")
                            .note("QUEUE-10"))
             self.stats["read back NEW refused"] += 1
+
+    @staticmethod
+    def _blob_of(size: int) -> LinkBlob:
+        """A blob of exactly ``size`` encoded bytes: one mandatory part the server cannot
+        read (it never decrypts link data)."""
+        def blob(sealed: int) -> LinkBlob:
+            return LinkBlob(parts=(LinkPart(priority=LinkPartPriority.Mandatory,
+                                            sealed=b"x" * sealed),))
+        out = blob(size - (len(blob(size).encode()) - size))
+        assert len(out.encode()) == size
+        return out
+
+    def _blob_limits(self, s: int) -> None:
+        """QUEUE-6 at each queue type's limit: a blob of exactly the limit is taken and one
+        byte more is not; the queue taken is deleted at once, so that it leaves no blob."""
+        session, rnd = self._session(s), self.lb.client_random
+        sid = session.session_id
+        for mode, limit in ((ConnectionMode.Invitation, MACHINE_CONFIG.invitation_blob_limit),
+                            (ConnectionMode.Contact, MACHINE_CONFIG.contact_blob_limit)):
+            for size in (limit, limit + 1):
+                auth = AuthKeyPair.ed25519(rnd)
+                new = NEW(rcv_auth_key=auth.public, rcv_dh_key=DhKeyPair.generate(rnd).public,
+                          basic_auth=MACHINE_CONFIG.basic_auth,
+                          sub_mode=SubscriptionMode.OnlyCreate,
+                          queue_request=QueueRequest(conn_mode=mode, queue_link=QueueLink(
+                              link_id=rnd(32), sender_id=rnd(24),
+                              enc_link_data=self._blob_of(size))),
+                          ntf_request=None)
+                label = f"NEW ({mode.name} blob of {size})"
+                if size > limit:
+                    self._exchange(label, session, new, b"", auth,
+                                   expected=Expected.one(sid, "ERR LARGE_MSG", "QUEUE-6"))
+                    continue
+                queue, expected = self.spec.new(
+                    sid, "contact" if mode is ConnectionMode.Contact else "invitation",
+                    self.now, False, None)
+                replies = self._exchange(label, session, new, b"", auth, expected=expected)
+                rid = replies[0].expect(IDS).rcv_id
+                self._exchange("DEL", session, DEL(), rid, auth,
+                               expected=self.spec.delete(queue, sid, rid))
+                self.stats["blobs at the limit"] += 1
 
     def _lget_low_order_k(self, s: int, point: bytes) -> None:
         """A creator may choose any link ID, SHA-256 of a low-order point too (the server
