@@ -118,12 +118,10 @@ MACHINE_CONFIG = ServerConfig(
     unsecured_invitation_days=5,
     contact_days=9,
     ratchet_update_interval=3,
-    # low enough that one queue with two optional link parts starts the relief (QUEUE-9)
+    # low enough that one queue with two optional link parts starts the relief (QUEUE-9); the
+    # blobs' own limits are QUEUE-6's protocol constants, the defaults
     blob_bytes_high_water=1300,
     blob_bytes_low_water=900,
-    # two limits, so that a guard reading the other queue type's limit is seen (QUEUE-6)
-    invitation_blob_limit=2048,
-    contact_blob_limit=3072,
     # a password, so that NEW without it or with another one is drawn too (QUEUE-10)
     basic_auth=b"machine password",
 )
@@ -914,17 +912,14 @@ class QueueMachine(RuleBasedStateMachine):
             self._lget(handle, handle.owner_session, with_key=False, other_key=False)
             self.stats["read back " + command] += 1
 
-    def _bad_blob(self, link: LinkKeys, defect: str) -> LinkBlob:
-        """A link blob with one of :data:`BLOB_DEFECTS` (QUEUE-6, QUEUE-8)."""
+    def _bad_blob(self, link: LinkKeys, defect: str, *, contact: bool) -> LinkBlob:
+        """A link blob with one of :data:`BLOB_DEFECTS` (QUEUE-6, QUEUE-8), for a queue of
+        the type ``contact`` says."""
         rnd = self.lb.client_random
         data = LinkData(conn_req=b"refused %d" % self.counter, user_data=b"")
-        if defect == "blob too large":
-            blob = make_link_blob(link, rnd, data, [
-                OptionalLinkData(kind=OptionalPartKind.Profile, data=b"p" * 700)
-                for _ in range(5)])
-            assert len(blob.encode()) > max(MACHINE_CONFIG.invitation_blob_limit,
-                                            MACHINE_CONFIG.contact_blob_limit)
-            return blob
+        if defect == "blob too large":  # one byte above QUEUE-6's limit of the queue's type
+            return self._blob_of(1 + (MACHINE_CONFIG.contact_blob_limit if contact
+                                      else MACHINE_CONFIG.invitation_blob_limit))
         two = make_link_blob(link, rnd, data, [
             OptionalLinkData(kind=OptionalPartKind.Profile, data=b"p")])
         if defect == "optional part first":
@@ -989,7 +984,8 @@ class QueueMachine(RuleBasedStateMachine):
         """LSET of a blob the spec refuses (QUEUE-6, QUEUE-8), after the queue's own reasons
         (LINK-5), to the ``q``-th live queue or of ``among``; the link reads back as it was."""
         handle = among[q % len(among)] if among else self._queue(q)
-        blob = self._bad_blob(handle.link or LinkKeys.generate(self.lb.client_random), defect)
+        blob = self._bad_blob(handle.link or LinkKeys.generate(self.lb.client_random), defect,
+                              contact=handle.contact)
         sid = handle.owner_session.session_id
         expected = self.spec.lset(handle.spec, sid, has_link=handle.link is not None,
                                   defect=defect)
@@ -1025,7 +1021,7 @@ class QueueMachine(RuleBasedStateMachine):
         elif defect in ("short notifier ID", "long notifier ID"):
             notifier_id = rnd(23 if defect.startswith("short") else 25)
         elif defect in BLOB_DEFECTS:
-            blob = self._bad_blob(link, defect)
+            blob = self._bad_blob(link, defect, contact=contact)
         elif defect == "taken sender ID":
             sender_id = taken[at % len(taken)]
         elif defect == "taken notifier ID":
