@@ -96,7 +96,9 @@ RFWD_REFUSALS = {
     "the client's part does not open": "ERR CRYPTO",
     "two transmissions": "ERR BLOCK",
 }
-RFWD_DEFECTS = ("none", "none", "none", *RFWD_REFUSALS)
+#: the client's batch inside does not parse: RFWD is served, and its answer inside is ERR BLOCK
+GARBLED = "the client's batch does not parse"
+RFWD_DEFECTS = ("none", "none", "none", GARBLED, *RFWD_REFUSALS)
 LSET_KINDS = ("replace the user part", "another LinkId", "a LinkId in use",
               "a changed fixed part", "a new link")
 
@@ -236,10 +238,14 @@ class DeployedLinkMachine(RuleBasedStateMachine):
     @precondition(lambda self: len(self._live()) < MAX_QUEUES)
     @rule(s=st.integers(0, 1), contact=st.booleans(), with_link=st.booleans(),
           notifier=st.booleans())
-    def create(self, s: int, *, contact: bool, with_link: bool, notifier: bool) -> None:
+    def create(self, s: int, *, contact: bool, with_link: bool, notifier: bool,
+               legacy: bool = False) -> None:
         """Deployed NEW at 18 (DEP-3): a messaging or contact queue, with a link (its sender
-        ID derived from corrId, a contact's LinkId chosen) and notifier credentials or not."""
+        ID derived from corrId, a contact's LinkId chosen) and notifier credentials or not;
+        or, ``legacy``, without ``queueReqData``: a contact queue whose IDS has no mode."""
         self._fired("create")
+        if legacy:
+            contact, with_link = True, False
         owned = OwnedQueue(AuthKeyPair.ed25519(self._random), DhKeyPair.generate(self._random))
         corr = self._random(24)
         sender_id = hashlib.sha3_384(corr).digest()[:24] if with_link else None
@@ -249,6 +255,8 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         mode: Mode = "contact" if contact else "messaging"
         new = self._new(owned, corr, mode, link_id, (fixed, user) if with_link else None,
                         ntf_key)
+        if legacy:
+            new = replace(new, queue_req_data=None)
         spec, expected = self.spec.new(s, mode, sender_id=sender_id, link_id=link_id,
                                        fixed=fixed, user=user, notifier=notifier)
         replies = self._exchange("NEW", s, new, b"", owned.auth_key, expected, corr)
@@ -256,7 +264,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         owned.created(ids)
         known = self.spec.in_use() - set(spec.ids())
         assert ids.rcv_id not in known and ids.snd_id not in known, "NEW: an ID in use"
-        assert ids.queue_mode is (ConnectionMode.Contact if contact else
+        assert ids.queue_mode is (None if legacy else ConnectionMode.Contact if contact else
                                   ConnectionMode.Invitation), "IDS: another mode"
         spec.rid = ids.rcv_id
         if sender_id is not None:
@@ -277,6 +285,15 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             spec.ntf_key = ntf_key.public.raw if ntf_key else None
         self.handles.append(Handle(owned, spec, s, ntf_key=ntf_key,
                                    corr_id=corr if with_link else None))
+
+    @precondition(lambda self: len(self._live()) < MAX_QUEUES
+                  and not self.stats["rule legacy_queue"])
+    @rule(s=st.integers(0, 1), notifier=st.booleans())
+    def legacy_queue(self, s: int, notifier: bool) -> None:
+        """Once per run, a deployed legacy client's NEW without ``queueReqData`` (DEP-3)."""
+        self._fired("legacy_queue")
+        self.create(s, contact=True, with_link=False, notifier=notifier, legacy=True)
+        self.stats["rule create"] -= 1
 
     def _new(self, owned: OwnedQueue, corr: bytes, mode: Mode,  # noqa: PLR0917
              link_id: bytes | None, parts: tuple[bytes, bytes] | None,
@@ -638,6 +655,9 @@ class DeployedLinkMachine(RuleBasedStateMachine):
                                    else self._random(24))
         client = -1  # the client behind the proxy, in the oracle's sessions
         message, entity, signer = self._to_route(handle, command, link_id, key, signed=signed)
+        if defect == GARBLED:
+            self._garbled_batch(proxy, version)
+            return
         if defect != "none":  # nothing is served, and the oracle is not asked
             self._refused_rfwd(proxy, defect, message, entity, signer, version)
             return
@@ -653,27 +673,13 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         else:
             expected = Expected.one(client, "ERR CMD PROHIBITED")
         was_secured = spec.sender_key is not None
-        nonce, ephemeral = self._random(24), self._random(32)
+        nonce = self._random(24)
         inner = ClientSession(proxy.session_id, relay_key, self._random, version).transmission(
             message, entity, signer, nonce)[1]
-        enc = independent.seal_client(ephemeral, relay_key, nonce,
-                                      pad(encode_batch([inner]), independent.FORWARDED_PADDED))
-        rfwd_corr = self._random(24)
-        fwd = FwdTransmission(corr_id=nonce, version=version, key=PublicKey(
-            KeyAlgorithm.X25519, x25519_public(ephemeral)), enc_transmission=enc)
-        sealed = independent.seal_rfwd(proxy.hello_secret, relay_key, rfwd_corr, fwd.encode())
-        replies = proxy.send(DeployedRFWD(enc_fwd_transmission=sealed), corr_id=rfwd_corr)
-        assert [r.tag for r in replies] == ["RRES"], f"RFWD: {[shown(r) for r in replies]}"
-        opened = independent.open_rres(proxy.hello_secret, relay_key, rfwd_corr,
-                                       replies[0].expect(DeployedRRES).enc_fwd_response)
-        assert opened is not None, "RFWD: the second implementation cannot open RRES"
-        assert opened[0] == nonce, "RRES: another client's corrId"
-        padded = independent.open_client_answer(ephemeral, relay_key, nonce, opened[1])
-        assert padded is not None, "RFWD: the second implementation cannot open the answer"
+        padded = self._forward(proxy, version, encode_batch([inner]), nonce)
         (answer,) = decode_batch(unpad(padded))
         reply = Reply.decode(answer, Dialect.DEPLOYED, version)
         assert reply.transmission.corr_id == nonce, "the answer inside: another corrId"
-        self.stats["routed answers opened twice"] += 1
         label = f"routed {command} at {version}"
         self._match(label, client, reply, expected.events.pop(client)[0])
         self._others(label, expected)
@@ -693,6 +699,40 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         if command == "SKEY":
             return SKEY(sender_key=key.public), handle.owned.sender_id, key
         return KEY(sender_key=key.public), handle.owned.recipient_id, handle.owned.auth_key
+
+    def _forward(self, proxy: LoopbackConnection, version: int, content: bytes, nonce: bytes
+                 ) -> bytes:
+        """Seal ``content`` (a batch) as a client with corrId ``nonce`` and its proxy do, with
+        the second implementation, send the RFWD, and open RRES and the answer inside with it
+        too: the answer's padded batch."""
+        relay_key = proxy.client.server_session_public
+        assert proxy.hello_secret is not None
+        ephemeral, rfwd_corr = self._random(32), self._random(24)
+        enc = independent.seal_client(ephemeral, relay_key, nonce,
+                                      pad(content, independent.FORWARDED_PADDED))
+        fwd = FwdTransmission(corr_id=nonce, version=version, key=PublicKey(
+            KeyAlgorithm.X25519, x25519_public(ephemeral)), enc_transmission=enc)
+        sealed = independent.seal_rfwd(proxy.hello_secret, relay_key, rfwd_corr, fwd.encode())
+        replies = proxy.send(DeployedRFWD(enc_fwd_transmission=sealed), corr_id=rfwd_corr)
+        assert [r.tag for r in replies] == ["RRES"], f"RFWD: {[shown(r) for r in replies]}"
+        opened = independent.open_rres(proxy.hello_secret, relay_key, rfwd_corr,
+                                       replies[0].expect(DeployedRRES).enc_fwd_response)
+        assert opened is not None, "RFWD: the second implementation cannot open RRES"
+        assert opened[0] == nonce, "RRES: another client's corrId"
+        padded = independent.open_client_answer(ephemeral, relay_key, nonce, opened[1])
+        assert padded is not None, "RFWD: the second implementation cannot open the answer"
+        self.stats["routed answers opened twice"] += 1
+        return padded
+
+    def _garbled_batch(self, proxy: LoopbackConnection, version: int) -> None:
+        """A client's batch that does not parse is served: RRES carries ``ERR BLOCK`` for the
+        client, with an empty corrId (DEP-14)."""
+        padded = self._forward(proxy, version, b"\x03", self._random(24))  # 3 promised, 0 sent
+        (answer,) = decode_batch(unpad(padded))
+        reply = Reply.decode(answer, Dialect.DEPLOYED, version)
+        assert (shown(reply), reply.transmission.corr_id) == ("ERR BLOCK", b""), \
+            f"a garbled batch inside: {shown(reply)}, the spec says ERR BLOCK"
+        self._others("a garbled batch inside", Expected())
 
     def _proxy(self) -> LoopbackConnection:
         """The proxy's connection to this server: its hello carried a key (DEP-14)."""
