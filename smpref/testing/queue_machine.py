@@ -226,6 +226,9 @@ class QueueHandle:
     #: sealing and the owner's opening shows
     server_dh: bytes = b""
     independent: RatchetMirror | None = None
+    #: the number of the next Message or Update record the owner has not opened: a record
+    #: above it comes after records that expired unread, a gap (QENC-8)
+    mirror_next: int = 1
     #: the records delivered so far, as sealed: what forged records are made from
     records_seen: list[bytes] = field(default_factory=list)
     expired: list[bytes] = field(default_factory=list)
@@ -507,6 +510,15 @@ class QueueMachine(RuleBasedStateMachine):
         if again:
             return
         assert received.kind is record.kind and received.seq == rec.seq
+        # QENC-8: records that expired unread leave a gap, stepped over and named as such
+        gap = rec.seq - handle.mirror_next if rec.kind in ("M", "U") else 0
+        assert (received.skipped, received.verdict.value) == (
+            gap, "acceptable" if gap else "valid"), (
+            f"{where}: the owner's mirror skipped {received.skipped} ({received.verdict.value})"
+            f", the spec says {gap}")
+        if rec.kind in ("M", "U"):
+            handle.mirror_next = rec.seq + 1
+            self.stats["gaps stepped over"] += gap > 0
         if rec.kind == "M":
             assert received.body == rec.body, f"{where}: the message decrypts to another body"
             assert received.body is not None
