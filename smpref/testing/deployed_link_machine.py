@@ -662,6 +662,8 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             self._refused_rfwd(proxy, defect, message, entity, signer, version)
             return
         if command == "SEND":  # notified, so that the relay pushes to another session too
+            if spec.notifier_id and handle.ntf_key and spec.ntf_subscriber is None:
+                self._nsub(handle, 2, right_key=True)
             expected = self.spec.send(spec, client, key.public.raw if signed else None,
                                       notify=True)
         elif command == "LGET":

@@ -733,8 +733,7 @@ class QueueMachine(RuleBasedStateMachine):
             if by_lget:
                 handle.link_dropped_on_send = True
             else:
-                handle.link_data = None
-                self._stored_blob(handle.spec, None)
+                handle.link_data = None  # the oracle drops its blob too
 
     @precondition(lambda self: self._live())
     @rule(q=PICK, same_key=st.booleans())
@@ -822,10 +821,13 @@ class QueueMachine(RuleBasedStateMachine):
             expected = Expected.one(session.session_id, "ERR AUTH", "LINK-6")
         elif key is not None:
             expected = self.spec.secure(
-                spec, session.session_id, key.public.raw, self.now, allowed=not handle.contact
+                spec, session.session_id, key.public.raw, self.now, allowed=not handle.contact,
+                by_lget=True,
             ).cite("LINK-7")
-            if expected.events[session.session_id] == ["OK"]:
-                expected = Expected.one(session.session_id, "LINK", "LINK-6", "LINK-7")
+            if expected.events[session.session_id] == ["OK"]:  # answered with the link
+                # LGET applies SKEY's rules as LINK-7 says: the model reports LINK-7 for them
+                expected = Expected.one(session.session_id, "LINK", "LINK-6").cite(
+                    *expected.requirements - {"QUEUE-11"}).note("QUEUE-11")
                 self._secured(handle, key, by_lget=True)
         else:
             expected = Expected.one(session.session_id, "LINK", "LINK-6")
@@ -1192,7 +1194,6 @@ class QueueMachine(RuleBasedStateMachine):
             self.stats["messages sent"] += 1
             if handle.link_dropped_on_send:
                 handle.link_data, handle.link_dropped_on_send = None, False  # LINK-11
-                self._stored_blob(handle.spec, None)
         elif error_of(replies[0]) == "QUOTA":
             self.stats["quota answers"] += 1
 
@@ -1324,10 +1325,14 @@ class QueueMachine(RuleBasedStateMachine):
     @precondition(lambda self: self._live())
     @rule(q=PICK, s=PICK, suspend=st.booleans())
     def read_to_the_end(self, q: int, s: int, suspend: bool) -> None:
-        """The owner reads a queue to the end; with ``suspend``, after OFF (ROT-3, ROT-4)."""
+        """The owner reads a queue to the end; with ``suspend``, after OFF (ROT-3, ROT-4),
+        which a sender has just raced with two messages, so that ``last`` goes to the last
+        record and not to the first of several."""
         self._fired("read_to_the_end")
         handle = self._queue(q)
         if suspend and self.stats["rule off"] < 2:
+            for _ in range(2):
+                self._send(handle, self._session(s), handle.sender_key, notify=False)
             self.off(q)
         self._read_all(handle, s)
         if handle.spec.suspended and not handle.spec.records:

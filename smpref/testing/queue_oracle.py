@@ -159,6 +159,8 @@ class SpecQueue:
     rid: bytes = b""
     blob: int = 0
     mandatory: int = 0
+    #: secured by LGET with a key: its link data goes at the next accepted SEND (LINK-11)
+    drop_at_send: bool = False
 
     @property
     def secured(self) -> bool:
@@ -300,11 +302,14 @@ class SpecServer:
         return Expected.one(session, "ERR LARGE_MSG", "MSG-5")
 
     def secure(
-        self, queue: SpecQueue, session: Session, key: bytes, now: int, *, allowed: bool
+        self, queue: SpecQueue, session: Session, key: bytes, now: int, *, allowed: bool,
+        by_lget: bool = False,
     ) -> Expected:
         """KEY, SKEY, LGET with a key (QUEUE-11): the first key secures, the same key again is
         accepted and changes nothing, another key is ``ERR AUTH``; ``allowed`` is False where
-        the command may not secure this queue at all (SKEY and LGET on a contact queue)."""
+        the command may not secure this queue at all (SKEY and LGET on a contact queue).
+        Securing an invitation drops its link data at once, or at the next SEND when LGET
+        secured it (LINK-11)."""
         if queue.deleted:
             return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         if not allowed or (queue.secured and queue.sender_key != key):
@@ -313,6 +318,12 @@ class SpecServer:
         if not queue.secured:
             queue.sender_key = key
             self._touch(queue, now, out)
+            if queue.mode == "invitation" and queue.blob:
+                out.cite("LINK-11")
+                if by_lget:
+                    queue.drop_at_send = True
+                else:
+                    queue.blob = queue.mandatory = 0
         return out
 
     @staticmethod
@@ -355,6 +366,10 @@ class SpecServer:
         message = self._record(queue, "M", now, body, notify)
         queue.since_update += 1
         self._touch(queue, now, out)
+        if queue.drop_at_send:  # LINK-11
+            queue.blob = queue.mandatory = 0
+            queue.drop_at_send = False
+            out.cite("LINK-11")
         out.add(session, "OK")
         self._push(queue, out)
         if notify and queue.ntf_subscriber is not None and queue.notifier_id is not None:
