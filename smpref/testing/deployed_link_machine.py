@@ -377,17 +377,29 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         self._fired("lset")
         handle = self._queue(q)
         spec = handle.spec
-        fixed, user = self._parts()
+        if spec.link_id and kind in ("another LinkId", "a changed fixed part"):
+            # next to the queue's own LinkId or fixed part, on both sides of it
+            for side in (-1, 1):
+                self._lset(handle, kind, spec.link_id if kind != "another LinkId" else (
+                    (int.from_bytes(spec.link_id, "big") + side) % (1 << 192)).to_bytes(24, "big"),
+                    spec.fixed if kind == "another LinkId" else (
+                        spec.fixed[:-1] if side < 0 else spec.fixed + b"!"))
+            return
+        fixed, _ = self._parts()
         link_id = spec.link_id or self._random(24)
         if kind == "replace the user part" and spec.link_id:
             fixed = spec.fixed
-        elif kind == "another LinkId":  # next to the queue's own, on either side
-            link_id = self._random(24) if not spec.link_id else (
-                (int.from_bytes(spec.link_id, "big") + (1 if at % 2 else -1)) % (1 << 192)
-            ).to_bytes(24, "big")
+        elif kind == "another LinkId":
+            link_id = self._random(24)
         elif kind == "a LinkId in use":
             in_use = sorted(self.spec.in_use())
             link_id = in_use[at % len(in_use)]
+        self._lset(handle, kind, link_id, fixed)
+
+    def _lset(self, handle: Handle, kind: str, link_id: bytes, fixed: bytes) -> None:
+        """One LSET with this LinkId and fixed part and a new user part, read back."""
+        spec = handle.spec
+        _, user = self._parts()
         expected = self.spec.lset(spec, handle.owner, link_id, fixed, user)
         self._exchange(f"LSET {kind}", handle.owner,
                        DeployedLSET(link_id=link_id, link_data=DeployedLinkData(
@@ -663,8 +675,9 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             return
         if command == "SEND":  # notified, so that the relay pushes to another session too
             if spec.notifier_id and handle.ntf_key and spec.ntf_subscriber is None:
-                self._nsub(handle, 2, right_key=True)
-            expected = self.spec.send(spec, client, key.public.raw if signed else None,
+                # sessions 1 and 2: their IDs sort on either side of the forwarded session's
+                self._nsub(handle, 1 + q % 2, right_key=True)
+            expected = self.spec.send(spec, client, signer.public.raw if signer else None,
                                       notify=True)
         elif command == "LGET":
             expected = self.spec.lget(link_id, client)
@@ -691,9 +704,10 @@ class DeployedLinkMachine(RuleBasedStateMachine):
     def _to_route(self, handle: Handle, command: str, link_id: bytes, key: AuthKeyPair, *,
                   signed: bool) -> tuple[Message, bytes, AuthKeyPair | None]:
         """The command a client routes, its entity ID and its signer."""
-        if command == "SEND":
+        if command == "SEND":  # signed as the queue needs, or by another key
+            right = handle.sender_key if handle.spec.sender_key else None
             return self._send_message(notify=True), handle.owned.sender_id, (
-                key if signed else None)
+                right if signed else AuthKeyPair.ed25519(self._random))
         if command == "LGET":
             return DeployedLGET(), link_id, None
         if command == "LKEY":
