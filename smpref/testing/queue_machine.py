@@ -47,7 +47,7 @@ from smpref.client.core import (
     make_link_blob,
     read_link_blob,
 )
-from smpref.crypto.primitives import box_key, secretbox_open
+from smpref.crypto.primitives import box_key, sealed_box, secretbox_open
 from smpref.crypto.ratchet import MAX_SKIP
 from smpref.errors import CryptoError, RatchetError
 from smpref.independent.link_response import open_link_response
@@ -105,6 +105,7 @@ from smpref.wire.messages import (
     OptionalPartKind,
     QueueLink,
     QueueRequest,
+    SealedSecret,
     SubscriptionMode,
 )
 from smpref.wire.schema import decode_struct, render_error
@@ -162,7 +163,7 @@ MAX_SESSIONS = 4
 #: how a forged record is made from a delivered one (QENC-8): the same again, a byte of its
 #: payload or of its header flipped, cut short, its sequence number moved on, its kind changed
 FORGERIES = ("replay", "flip-payload", "flip-header", "truncate", "later-seq", "other-kind",
-             "gap")
+             "gap", "resealed")
 
 
 def forge(record: bytes, forgery: str, at: int, by: int) -> bytes:
@@ -199,7 +200,7 @@ def _refused_by_spec(forgery: str, record: bytes, forged: bytes, next_seq: int) 
         return kind == b"M" and forged != record
     if forgery == "truncate":
         return len(forged) < 9
-    return False
+    return forgery == "resealed"  # its secret names another number, or does not open
 
 
 #: smpref's refusal reasons in the second implementation's words (QENC-8): a gap beyond
@@ -572,15 +573,35 @@ class QueueMachine(RuleBasedStateMachine):
         handle = handles[q % len(handles)]
         assert handle.independent is not None and handle.owner.mirror is not None
         record = handle.records_seen[which % len(handle.records_seen)]
-        if forgery != "gap":
+        if forgery == "resealed":
+            self._resealed(handle)
+        elif forgery == "gap":
+            # the latest record of each kind, renumbered to leave exactly ``by`` records
+            # unseen, and QENC-8's bound on a gap on both sides of it, every time
+            latest = {r[:1]: r for r in handle.records_seen if r[:1] != b"I"}
+            for record in latest.values():
+                seq = int.from_bytes(record[1:9], "big", signed=True)
+                for gap in sorted({by, MAX_SKIP - 1, MAX_SKIP, MAX_SKIP + 1}):
+                    self._forged(handle, record, forge(
+                        record, "later-seq", at, gap + handle.independent.next - seq), forgery)
+        else:
             self._forged(handle, record, forge(record, forgery, at, by), forgery)
-            return
-        # later numbers that leave exactly ``by`` records unseen, and QENC-8's bound on a gap
-        # on both sides of it, every time
-        seq = int.from_bytes(record[1:9], "big", signed=True)
-        for gap in sorted({by, MAX_SKIP - 1, MAX_SKIP, MAX_SKIP + 1}):
-            self._forged(handle, record, forge(
-                record, "later-seq", at, gap + handle.independent.next - seq), forgery)
+
+    def _resealed(self, handle: QueueHandle) -> None:
+        """Update records the server never made, numbered next, whose sealed secret (sealed
+        to the owner's public key, as anyone can) names the number before or after, does not
+        decode, or was changed on the way: QENC-5 and QENC-8 refuse each."""
+        assert handle.independent is not None
+        rnd = self.lb.client_random
+        header = b"U" + handle.independent.next.to_bytes(8, "big", signed=True)
+        owner = handle.owner.dh_key.public.raw
+        sealed = [sealed_box(owner, SealedSecret(seq=handle.independent.next + delta,
+                                                 secret=rnd(32)).encode(), rnd(32))
+                  for delta in (-1, 1)]
+        garbage = sealed_box(owner, b"not a sealed secret", rnd(32))
+        flipped = sealed[0][:-1] + bytes([sealed[0][-1] ^ 1])
+        for payload in (*sealed, garbage, flipped):
+            self._forged(handle, header, header + payload, "resealed")
 
     def _forged(self, handle: QueueHandle, record: bytes, forged: bytes, forgery: str) -> None:
         """Copies of both mirrors take one forged record, and must agree (QENC-8)."""
