@@ -602,11 +602,24 @@ class QueueMachine(RuleBasedStateMachine):
         flipped = sealed[0][:-1] + bytes([sealed[0][-1] ^ 1])
         for payload in (*sealed, garbage, flipped):
             self._forged(handle, header, header + payload, "resealed")
+        # an Initial record numbered next, its secret naming that number: a key record is
+        # missing, not a new start (QENC-8); and to mirrors that have seen nothing yet, a
+        # quota marker numbered before the Initial record's 0
+        initial = b"I" + header[1:]
+        self._forged(handle, initial, initial + sealed_box(owner, SealedSecret(
+            seq=handle.independent.next, secret=rnd(32)).encode(), rnd(32)), "resealed")
+        early = b"Q" + (-1).to_bytes(8, "big", signed=True)
+        self._forged(handle, early, early, "resealed", fresh=True)
 
-    def _forged(self, handle: QueueHandle, record: bytes, forged: bytes, forgery: str) -> None:
-        """Copies of both mirrors take one forged record, and must agree (QENC-8)."""
+    def _forged(self, handle: QueueHandle, record: bytes, forged: bytes, forgery: str, *,
+                fresh: bool = False) -> None:
+        """Copies of both mirrors take one forged record, and must agree (QENC-8); with
+        ``fresh``, new mirrors of the queue's owner that have seen nothing yet."""
         assert handle.independent is not None and handle.owner.mirror is not None
         ours, theirs = copy.deepcopy(handle.owner.mirror), copy.deepcopy(handle.independent)
+        if fresh:
+            secret = handle.owner.dh_key.secret
+            ours, theirs = type(ours)(secret), RatchetMirror(secret)
         before = (ours.next_seq, ours.key)
         why = ""
         try:
@@ -619,7 +632,8 @@ class QueueMachine(RuleBasedStateMachine):
         assert (verdict, why) == (other, reason), (
             f"{what}: smpref's mirror says {verdict} ({why or 'no reason'}), the second "
             f"implementation {other} ({reason or 'no reason'})")
-        refused = _refused_by_spec(forgery, record, forged, handle.independent.next)
+        refused = _refused_by_spec(forgery, record, forged, theirs.next if fresh else
+                                   handle.independent.next)
         if refused:
             assert verdict == "invalid", f"{what}: accepted, the spec refuses it (QENC-8)"
         if verdict == "invalid":
