@@ -674,9 +674,11 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             self._refused_rfwd(proxy, defect, message, entity, signer, version)
             return
         if command == "SEND":  # notified, so that the relay pushes to another session too
-            if spec.notifier_id and handle.ntf_key and spec.ntf_subscriber is None:
-                # sessions 1 and 2: their IDs sort on either side of the forwarded session's
-                self._nsub(handle, 1 + q % 2, right_key=True)
+            if spec.notifier_id and handle.ntf_key and not spec.deleted:
+                # the notifier on sessions 1 and 2 in turn (NSUB moves it): their IDs sort on
+                # either side of the forwarded session's
+                self._nsub(handle, 1 + self.stats["routed notifiers"] % 2, right_key=True)
+                self.stats["routed notifiers"] += 1
             expected = self.spec.send(spec, client, signer.public.raw if signer else None,
                                       notify=True)
         elif command == "LGET":
