@@ -87,7 +87,7 @@ def test_a_forwarding_mistake_shared_by_the_relay_and_the_client_fails_the_machi
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The answer's nonce not reversed, in the module the relay seals with and smpref's client
     and proxy open with: smpref's own pair still agrees, the second implementation
-    (smpref.independent.forwarding) does not open RRES."""
+    (smpref.independent.relay_boxes) does not open RRES."""
     monkeypatch.setattr(forwarding, "reverse_nonce", cb_nonce)
     key, nonce = bytes(range(32)), bytes(range(24))
     assert forwarding.open_answer(key, nonce, forwarding.seal_answer(key, nonce, b"x")) == b"x"

@@ -651,7 +651,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
                signed: bool) -> None:
         """A command routed privately: the machine plays the client and the proxy, seals
         both layers and opens RRES and the answer inside with the second implementation
-        (smpref.independent.forwarding), and the oracle predicts the answer inside as if the
+        (smpref.independent.relay_boxes), and the oracle predicts the answer inside as if the
         command came directly; a recipient's command (KEY) is ``ERR CMD PROHIBITED`` inside.
         With a defect, RFWD itself is refused in deployed's order (DEP-14)."""
         self._fired("routed")
@@ -673,6 +673,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         if defect != "none":  # nothing is served, and the oracle is not asked
             self._refused_rfwd(proxy, defect, message, entity, signer, version)
             return
+        was_secured = spec.sender_key is not None  # before the oracle secures it
         if command == "SEND":  # notified, so that the relay pushes to another session too
             if spec.notifier_id and handle.ntf_key and not spec.deleted:
                 # the notifier on sessions 1 and 2 in turn (NSUB moves it): their IDs sort on
@@ -689,7 +690,6 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             expected = self.spec.secure(spec, client, key.public.raw, by_sender=True)
         else:
             expected = Expected.one(client, "ERR CMD PROHIBITED")
-        was_secured = spec.sender_key is not None
         nonce = self._random(24)
         inner = ClientSession(proxy.session_id, relay_key, self._random, version).transmission(
             message, entity, signer, nonce)[1]
