@@ -8,7 +8,10 @@ when a requirement the test claims was never checked against the oracle.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+
+from hypothesis import HealthCheck, settings
 
 from smpref.model.rules import RULES
 
@@ -90,3 +93,15 @@ def shortfalls(totals: Counter[str], rules: list[str], claimed: tuple[str, ...],
     out += [f"{rid} claimed but never checked against the oracle" for rid in claimed
             if not totals["checked " + rid]]
     return out
+
+
+def ci_size() -> settings:
+    """The machines' run: twice the profile's examples of up to 60 steps, derandomized (the
+    floors hold for these exact runs); under ``HYPOTHESIS_PROFILE=long``, 120 steps that
+    explore with the profile's database."""
+    profile = settings.get_profile(settings._current_profile or "default")  # type: ignore[attr-defined]
+    long = os.environ.get("HYPOTHESIS_PROFILE") == "long"
+    return settings(profile, max_examples=profile.max_examples * 2, deadline=None,
+                    stateful_step_count=120 if long else 60, derandomize=not long,
+                    database=None if not long else profile.database,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -5,14 +5,13 @@ every row of the rule table for them taken, every change read back (issue 30).""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from machine_depth import READ_BACK_FLOOR, TABLE_FLOOR, deployed_rows
+from machine_depth import READ_BACK_FLOOR, TABLE_FLOOR, ci_size, deployed_rows
 from reqs import req
 
 from smpref.crypto import forwarding
@@ -24,13 +23,7 @@ from smpref.testing.deployed_link_machine import DeployedLinkMachine
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.wire.messages import OK
 
-_profile = settings.get_profile(settings._current_profile or "default")  # type: ignore[attr-defined]
-LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
-SIZE = settings(_profile, max_examples=_profile.max_examples * 2, deadline=None,
-                stateful_step_count=120 if LONG else 60,
-                # the floors hold for these exact runs; the long profile explores
-                derandomize=not LONG, database=None if not LONG else _profile.database,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+SIZE = ci_size()
 #: what must be read back in a CI-size run, each at least READ_BACK_FLOOR times
 READ_BACKS = ("NEW refused", "LSET", "LDEL", "LKEY", "KEY", "SKEY", "the first SEND", "NKEY",
               "NDEL", "DEL")

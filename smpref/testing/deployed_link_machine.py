@@ -199,19 +199,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         """Send one transmission on session ``s``; everything every session received must be
         what the oracle said (computed before it was sent)."""
         replies = self.sessions[s].send(message, entity, key, corr_id)
-        got = {s: list(replies)}
-        for index, connection in enumerate(self.sessions):
-            if connection.inbox:
-                got.setdefault(index, []).extend(connection.inbox)
-                connection.inbox.clear()
-        self.trace.append(f"{label} -> {({i: [shown(r) for r in rs] for i, rs in got.items()})}")
-        for index in set(got) | set(expected.events):
-            replies_here, events = got.get(index, []), expected.events.get(index, [])
-            assert len(replies_here) == len(events), (
-                f"{label}: session {index} received {[shown(r) for r in replies_here]}, "
-                f"the spec says {events}")
-            for reply, event in zip(replies_here, events, strict=True):
-                self._match(label, index, reply, event)
+        self._others(label, expected, {s: list(replies)})
         return replies
 
     def _match(self, label: str, index: int, reply: Reply, event: Event) -> None:
@@ -758,13 +746,16 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             self.proxy_connection = self.lb.connect(Dialect.DEPLOYED, 18, hello_key=True)
         return self.proxy_connection
 
-    def _others(self, label: str, expected: Expected) -> None:
-        """What the other sessions received must be the rest of the oracle's events."""
-        got: dict[int, list[Reply]] = {}
+    def _others(self, label: str, expected: Expected,
+                got: dict[int, list[Reply]] | None = None) -> None:
+        """What the sessions received (``got``, a session's own replies, then every inbox)
+        must be the oracle's events."""
+        got = got if got is not None else {}
         for index, connection in enumerate(self.sessions):
             if connection.inbox:
-                got[index] = list(connection.inbox)
+                got.setdefault(index, []).extend(connection.inbox)
                 connection.inbox.clear()
+        self.trace.append(f"{label} -> {({i: [shown(r) for r in rs] for i, rs in got.items()})}")
         for index in set(got) | set(expected.events):
             replies, events = got.get(index, []), expected.events.get(index, [])
             assert len(replies) == len(events), (

@@ -1605,19 +1605,25 @@ class QueueMachine(RuleBasedStateMachine):
             h.spec.mode == "invitation" and h.spec.secured)]
         self._lset(settable[q % len(settable)], 2, b"p" * 300)
         for index in range(64):  # a cycle over a few queues ends well before
-            expected = Expected()
-            live = self._live()
-            predicted, done = self.spec.sweep_slice(self._spec_queues(), limit, self.now,
-                                                     expected)
-            self._swept(live, predicted)
-            ended = self.lb.sweep_slice(limit)
-            assert ended == done, f"PRESSURE {index}: the cycle {'ended' if ended else 'goes on'}"
-            self._check(f"PRESSURE {index}", self._collect(None, []), expected, any_order=True)
-            self._relieved()
-            if done:
+            if self._slice(limit, f"PRESSURE {index}"):
                 break
         for handle in self._live():
             self._read_link_back(handle, "relief")
+
+    def _slice(self, limit: int, label: str) -> bool:
+        """One slice of the sweep over at most ``limit`` queues, predicted by the oracle first
+        (RET-7, QUEUE-9) and checked: what it pushed, whether the cycle ended. Whether it did."""
+        expected = Expected()
+        live = self._live()
+        predicted, done = self.spec.sweep_slice(self._spec_queues(), limit, self.now, expected)
+        self._swept(live, predicted)
+        ended = self.lb.sweep_slice(limit)
+        assert ended == done, f"{label}: the cycle {'ended' if ended else 'goes on'}, the " \
+            f"spec says {'it ends' if done else 'it goes on'}"
+        self._check(label, self._collect(None, []), expected, any_order=True)
+        self._relieved()
+        self.stats["sweep slices"] += 1
+        return done
 
     @precondition(lambda self: self._live() and self.stats["rule sweep_slices"] < 4)
     @rule(limit=st.integers(1, 3), slices=st.integers(1, 4), days=st.integers(0, 6))
@@ -1630,18 +1636,7 @@ class QueueMachine(RuleBasedStateMachine):
         self._fired("sweep_slices")
         self.lb.clock.advance(days * DAY)
         for index in range(slices):
-            expected = Expected()
-            live = self._live()
-            predicted, done = self.spec.sweep_slice(self._spec_queues(), limit, self.now,
-                                                     expected)
-            self._swept(live, predicted)
-            ended = self.lb.sweep_slice(limit)
-            assert ended == done, f"SLICE {index}: the cycle {'ended' if ended else 'goes on'}" \
-                f", the spec says {'it ends' if done else 'it goes on'}"
-            self._check(f"SLICE {index} of {limit}", self._collect(None, []), expected,
-                        any_order=True)
-            self._relieved()
-            self.stats["sweep slices"] += 1
+            self._slice(limit, f"SLICE {index} of {limit}")
             if self.spec.cycle.relieving:
                 self.stats["slices into relief"] += 1
 
