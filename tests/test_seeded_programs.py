@@ -301,6 +301,16 @@ def test_an_unbounded_binary_is_refused() -> None:
         draw(st.binary(), RandomChooser(0, 0))
 
 
+def test_a_bounded_list_draws_its_length_and_then_each_element() -> None:
+    chooser = RandomChooser(5, 0)
+    values = [draw(st.lists(st.integers(0, 9), min_size=2, max_size=4), chooser)
+              for _ in range(200)]
+    assert {len(v) for v in values} == {2, 3, 4}
+    assert {x for v in values for x in v} == set(range(10))
+    with pytest.raises(UnsupportedStrategyError, match="max_size"):
+        draw(st.lists(st.booleans()), chooser)
+
+
 def test_a_shrink_out_of_time_keeps_what_it_has() -> None:
     """With no time left Hypothesis stops at once; the program comes back, still failing."""
     seed = next(s for s in range(100) if run_seeded_program(Counter, s, 30)[0].failure)

@@ -169,7 +169,7 @@ MAX_BINARY = 1 << 16
 
 def draw(strategy: st.SearchStrategy[Any], chooser: Chooser) -> Any:
     """A value of ``strategy`` from ``chooser``'s choices: integers, booleans, sampled_from
-    (and just), binary, data, one_of, tuples and maps of these."""
+    (and just), binary, data, one_of, tuples, bounded lists and maps of these."""
     inner = _unwrap(strategy)
     kind = type(inner).__name__
     if kind == "IntegersStrategy":
@@ -196,6 +196,11 @@ def draw(strategy: st.SearchStrategy[Any], chooser: Chooser) -> Any:
         return draw(branches[chooser.integer(0, len(branches) - 1)], chooser)
     if kind == "TupleStrategy":
         return tuple(draw(element, chooser) for element in inner.element_strategies)
+    if kind == "ListStrategy":  # its length first, then each element
+        if inner.max_size == float("inf"):
+            raise UnsupportedStrategyError(f"{strategy!r}: lists need a max_size here")
+        size = chooser.integer(inner.min_size, int(inner.max_size))
+        return [draw(inner.element_strategy, chooser) for _ in range(size)]
     raise UnsupportedStrategyError(f"the seeded engine does not translate {strategy!r}")
 
 
