@@ -32,6 +32,7 @@ mutant with its diff). Prints the kill rate per module. docs/testing.md explains
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import json
 import os
@@ -122,7 +123,7 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
      "no rule requires a found queue, and for found=False rules `>` and `!=` agree"),
     ("smpref/model/rules.py", "NotEq_Gt", "LinkPartPriority.Mandatory) != 1",
      "a blob without a mandatory part already fails the first-part check before it"),
-    ("smpref/model/rules.py", "GtE_Eq", "return counted >= step.config.quota",
+    ("smpref/model/rules.py", "GtE_Eq", "return counted >= server.config.quota",
      "a queue never holds more than `quota` counted records: the quota marker is the last"),
     ("smpref/model/delivery.py", "Eq_LtE", "last = queue.suspended and len(records) == 1",
      "records is not empty here (the function returned before)"),
@@ -361,7 +362,10 @@ TARGETS = (
     Target("store journal", ("smpref/store/journal.py",),
            ("tests/test_store_journal_upkeep.py", "tests/test_store_journal.py",
             "tests/test_store_faults.py", "tests/test_store_machine.py")),
-    Target("server dispatch", ("smpref/model/server.py",), MACHINES_AND_RULES),
+    # the dispatch commits each command: only the journal store, reopened by the store
+    # machine, shows a commit that never happened
+    Target("server dispatch", ("smpref/model/server.py",),
+           (*MACHINES_AND_RULES, "tests/test_store_machine.py")),
 )
 
 
@@ -421,13 +425,30 @@ def _judge(args: list[str], cwd: Path) -> None:
     _run([sys.executable, str(REPO / "mutation" / "judge.py"), *args], cwd)
 
 
+_SNAPSHOT: list[Path] = []
+
+
+def _snapshot() -> Path:
+    """The installed package, the tests and pytest's options as they were when the run began,
+    copied once: every plan and every shard copies this, so that a package reinstalled or a
+    test edited during a long run cannot judge some mutants against other code than the plan
+    (a baseline that fails there would make every mutant look killed)."""
+    if not _SNAPSHOT:
+        root = Path(tempfile.mkdtemp(prefix="smpref-mutate-snapshot-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(installed_package(), root / "smpref", ignore=ignore)
+        shutil.copytree(REPO / "tests", root / "tests", ignore=ignore)
+        shutil.copy(REPO / "pyproject.toml", root)  # pytest's options: pythonpath, markers
+        _SNAPSHOT.append(root)
+    return _SNAPSHOT[0]
+
+
 def _work_copy(tmp: str) -> Path:
-    """A copy of the installed package and of the tests, where mutants are written."""
+    """A copy of the run's snapshot of the package and the tests, where mutants are
+    written."""
     work = Path(tmp)
-    shutil.copytree(installed_package(), work / "smpref",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(REPO / "pyproject.toml", work)  # pytest's options: pythonpath, markers
+    shutil.copytree(_snapshot(), work, dirs_exist_ok=True)
     return work
 
 
@@ -451,7 +472,7 @@ def _slug(module: str) -> str:
 
 
 def _fingerprint(module: str) -> str:
-    return hashlib.sha256((installed_package().parent / module).read_bytes()).hexdigest()
+    return hashlib.sha256((_snapshot() / module).read_bytes()).hexdigest()
 
 
 def _forget_survivors(session: Path) -> int:
@@ -505,7 +526,7 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
             items = sorted(db.pending_work_items, key=lambda i: (
                 tuple(i.mutations[0].start_pos), i.mutations[0].operator_name,
                 i.mutations[0].occurrence))
-            source = (installed_package().parent / module).read_text().splitlines()
+            source = (_snapshot() / module).read_text().splitlines()
             if lines is not None:
                 elsewhere = [i.job_id for i in items
                              if i.mutations[0].start_pos[0] not in lines]

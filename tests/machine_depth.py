@@ -42,6 +42,12 @@ FLOORS = {
     # records opened after others expired unread: the owner's mirror steps over a gap, and
     # says so (QENC-8)
     "gaps stepped over": 5,
+    # relief whose budget, not the low water mark, stops it: blobs set larger while relief is
+    # under way (QUEUE-9); a queue kept at exactly its period and removed a day later (RET-3);
+    # a queue the store cannot read: two commands and a sweep, each reported (STORE-11, RET-7)
+    "relief grown": 10,
+    "queues expired at the period's end": 10,
+    "store errors reported": 30,
 }
 
 

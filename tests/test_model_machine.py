@@ -216,10 +216,13 @@ SHARED_MISTAKES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], str]] = {
     "LINK sealed and opened with a reversed nonce": (
         lambda mp: mp.setattr(link_crypto, "cb_nonce", _reversed_nonce),
         "the second implementation cannot open LINK"),
+    "link data sealed and opened with another key": (
+        lambda mp: mp.setattr(link_crypto, "LINK_DATA_INFO", b"SimpleXLinkDatum"),
+        "the second implementation reads other link data"),
 }
 
 
-@req("QENC-6", "QENC-8", "LINK-9")
+@req("QENC-6", "QENC-8", "LINK-3", "LINK-4", "LINK-9")
 @pytest.mark.parametrize("mistake", sorted(SHARED_MISTAKES))
 def test_a_planted_mistake_shared_by_the_server_and_the_client_fails_the_machine(
         mistake: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,6 +17,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from reqs import req
 
 from smpref.agent.state import Profile
+from smpref.crypto import ratchet
 from smpref.testing.rotation_machine import RotationMachine, machine_for
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
@@ -45,6 +46,8 @@ FLOORS = {
     "delete connection": 2,
     "messages sent": 1300,
     "switches": 180,
+    # every record the agents take is opened again by smpref.independent (issue 30)
+    "records opened twice": 3000,
 }
 
 
@@ -116,3 +119,20 @@ def test_minimal_trace_deployed_drops_a_quse() -> None:
     machine = replay(Profile.DEPLOYED, "a", "b")
     with pytest.raises(AssertionError, match="b's rotation never ended"):
         machine.teardown()
+
+
+def _aad_without_kind(_kind: object, seq: int) -> bytes:
+    """The ratchet's associated data without the record kind: one mistake in the module both
+    the servers (sealing) and the agents (opening) use."""
+    return b"SimpleXQueueRatchet" + seq.to_bytes(8, "big", signed=True)
+
+
+@req("QENC-6", "QENC-8")
+def test_a_mistake_shared_by_the_servers_and_the_agents_fails_the_machine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agents open every record with smpref's client, which shares the mistake; the
+    network opens each again with the second implementation (smpref.independent), which
+    refuses it: the machine fails on the first record."""
+    monkeypatch.setattr(ratchet, "record_aad", _aad_without_kind)
+    with pytest.raises(AssertionError, match="the second implementation finds invalid"):
+        run(Profile.SEED, settings(SIZE, max_examples=10, phases=[Phase.generate]))

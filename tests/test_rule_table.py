@@ -13,8 +13,8 @@ from test_model_rules import create, send
 
 from smpref.client.core import AuthKeyPair
 from smpref.model.effects import EFFECTS
-from smpref.model.rules import BY_COMMAND, RULES, Guard, QueueView, Rule, decide, queue_views
-from smpref.model.rules_page import rules_page
+from smpref.model.rules import BY_COMMAND, RULES, Guard, QueueView, Rule, decide
+from smpref.model.rules_page import queue_views, rules_page
 from smpref.model.states import Credential
 from smpref.notation import load
 from smpref.spec.requirements import requirement_texts

@@ -32,10 +32,13 @@ def test_the_journal_store_behaves_as_the_memory_store() -> None:
 
     with same_draws_everywhere():  # the floors hold whatever else the session imported
         run_state_machine_as_test(Run, settings=SIZE)
-    # reopening the store takes steps from the others: half the model machine's floors
+    # reopening the store takes steps from the others: half the model machine's floors; a
+    # queue made unreadable is the model machine's (its store is the memory store under a
+    # wrapper), not this one's
     rules = DifferentialMachine.rule_names()
     missing = shortfalls(Run.totals(), rules, ("MSG-9", "RET-5"), scale=0.5,
-                         without=("forged_record", "forged records refused"),
+                         without=("forged_record", "forged records refused",
+                                  "store errors reported"),
                          table=seed_rows(), read_backs=SEED_READ_BACKS)
     assert not missing, "the machine ran too shallow: " + "; ".join(missing)
 

@@ -34,7 +34,7 @@ match for some input); tests/test_rule_table.py checks both.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -377,14 +377,6 @@ def decide(command: str, queue: QueueState | None, credential: Credential,
         if rule.matches(queue, credential, holds):
             return rule
     raise LookupError(f"the rule table has no rule for {command} here")
-
-
-def queue_views() -> Iterator[QueueView]:
-    """Every state a found queue can be in (the docs' per-state view)."""
-    for mode in ConnectionMode:
-        for security in Security:
-            for status in QueueStatus:
-                yield QueueView(mode, security, status)
 
 
 # ---------------------------------------------------------------------------------------------

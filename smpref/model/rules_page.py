@@ -7,18 +7,20 @@ each command gets there with the right key, and which guarded rules can still re
 
 from __future__ import annotations
 
-from smpref.model.rules import (
-    ACCEPT,
-    BY_COMMAND,
-    RULES,
-    Guard,
-    QueueView,
-    Rule,
-    decide,
-    queue_views,
-)
-from smpref.model.states import Credential
+from collections.abc import Iterator
+
+from smpref.model.rules import ACCEPT, BY_COMMAND, RULES, Guard, QueueView, Rule, decide
+from smpref.model.states import Credential, QueueStatus, Security
 from smpref.notation.definitions import Definitions
+from smpref.wire.messages import ConnectionMode
+
+
+def queue_views() -> Iterator[QueueView]:
+    """Every state a found queue can be in: the rows of the page's per-state view."""
+    for mode in ConnectionMode:
+        for security in Security:
+            for status in QueueStatus:
+                yield QueueView(mode, security, status)
 
 
 def _when(rule: Rule) -> str:

@@ -123,6 +123,7 @@ class Server(ServerState):
                 raise
             self.store.rollback()
             self.store_errors.append(str(exc))
+            self.observe("store.error", ("STORE-11", "STORE-12"))
             return [Outgoing(session_id, tx.corr_id, tx.entity_id, ERR(error=wire_error(exc)))]
 
     def _step(self, session: Session, tx: Transmission, message: Command) -> Step[Command]:

@@ -14,7 +14,7 @@ its inbox; the server keeps the messages.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +24,13 @@ from smpref.client.core import AuthKeyPair, ClientSession, Reply
 from smpref.crypto.primitives import x25519_public
 from smpref.crypto.randomness import Random, SeededRandom
 from smpref.errors import SimulatedCrashError
+from smpref.independent.ratchet_mirror import RatchetMirror, open_msg_body
 from smpref.model.config import ServerConfig
 from smpref.model.environment import ManualClock
 from smpref.model.queue_store import MemoryStore, QueueStore
 from smpref.model.server import Server
 from smpref.store.journal import JournalStore
-from smpref.wire.messages import COUNT
+from smpref.wire.messages import COUNT, IDS, MSG
 from smpref.wire.structs import Command
 
 
@@ -86,6 +87,13 @@ class Network:
         #: agent -> the command tag at which it crashes next (:meth:`crash_before`)
         self.crash_at: dict[str, str] = {}
         self.log = log
+        #: the second implementation's view of every queue (smpref.independent): the
+        #: server's queue DH key from IDS, a ratchet mirror, and the records it has opened
+        self.server_keys: dict[tuple[bytes, bytes], bytes] = {}
+        self.mirrors: dict[tuple[bytes, bytes], RatchetMirror] = {}
+        self.opened: dict[tuple[bytes, bytes], set[bytes]] = {}
+        #: what the second implementation did: "records opened twice", ...
+        self.counts: Counter[str] = Counter()
 
     # --- the port agents use -----------------------------------------------------------------
 
@@ -116,6 +124,9 @@ class Network:
                 if target is not None:
                     target.inbox.append(reply)
         assert answer is not None, f"{server.decode()} did not answer {message.TAG}"
+        if isinstance(answer.message, IDS):  # the key the second implementation opens with
+            self.server_keys[(server, answer.message.rcv_id)] = \
+                answer.message.rcv_public_dh_key.raw
         if self.log is not None:
             shown = (f"ERR {answer.error}" if answer.error is not None
                      else f"COUNT {answer.message.remaining}"
@@ -138,8 +149,45 @@ class Network:
         reply = link.inbox.popleft()
         if self.log is not None:
             self.log(f"  {server.decode()} -> {agent}: {reply.tag}")
-        self.agents[agent].deliver(reply)
+        receiver = self.agents[agent]
+        rejected = receiver.durable.counts["records rejected"]
+        verdict = self._open_independently(receiver, server, reply)
+        receiver.deliver(reply)
+        if verdict:  # the agent and the second implementation refuse the same records
+            refused = receiver.durable.counts["records rejected"] > rejected
+            assert refused == (verdict == "invalid"), (
+                f"{agent} {'refused' if refused else 'took'} a record from {server.decode()} "
+                f"that the second implementation finds {verdict}")
         return True
+
+    def _open_independently(self, agent: Agent, server: bytes, reply: Reply) -> str:
+        """Open a MSG for a queue ``agent`` owns with the second implementation
+        (smpref.independent, written from QENC-5..8 and smp-wire §3.10): the body must open
+        and read as the spec lays it out, and the record goes to a ratchet mirror of its own.
+        Its verdict ("valid", "acceptable", "invalid"), or "" when there is nothing to open
+        (not a MSG, a queue the agent no longer owns, a record opened before). A mistake
+        smpref's server and client side share (say, the same wrong associated data) shows
+        here, where the agent alone would open the record."""
+        msg, rid = reply.message, reply.transmission.entity_id
+        owned = next((q for q in agent.owned_queues() if q.server == server and q.rid == rid),
+                     None)
+        if not isinstance(msg, MSG) or owned is None or agent.durable.deleted:
+            return ""
+        key = (server, rid)
+        body = open_msg_body(owned.owner.dh_key.secret, self.server_keys[key], msg.msg_id,
+                             msg.enc_body)
+        assert body is not None, f"the second implementation cannot open a MSG of {rid.hex()}"
+        assert body[8:9] in (b"T", b"F") and body[9:10] in (b"T", b"F") and \
+            body[10:11] == b" ", "the second implementation reads no flags in the MSG body"
+        opened = self.opened.setdefault(key, set())
+        if msg.msg_id in opened:  # delivered again: the mirror takes each record once (QENC-5)
+            return ""
+        opened.add(msg.msg_id)
+        mirror = self.mirrors.setdefault(key, RatchetMirror(owned.owner.dh_key.secret))
+        verdict, _, reason = mirror.receive(body[11:])
+        self.counts["records opened twice"] += verdict != "invalid"
+        self.counts[f"second implementation: {verdict} {reason}".strip()] += 1
+        return verdict
 
     def release_all(self, agent: str, server: bytes) -> int:
         """Hand over every delivery waiting on the connection, in order; how many."""

@@ -26,6 +26,7 @@ from smpref.client.core import AuthKeyPair, ClientSession, DhKeyPair, OwnedQueue
 from smpref.independent import relay_boxes as independent
 from smpref.independent.basics import x25519_public
 from smpref.model.config import ServerConfig
+from smpref.model.rules import RULES
 from smpref.model.sessions import ProxyCall
 from smpref.testing.deployed_link_oracle import (
     NEW_DEFECTS,
@@ -85,6 +86,11 @@ DEPLOYED_LINK_CONFIG = ServerConfig(quota=1000, basic_auth=b"deployed password")
 #: (the link commands are laid out as at 18 at every version, DEP-12)
 VERSIONS = (18, 18, 18, 14)
 MAX_QUEUES = 4
+#: the rows of the rule table, by name: each a deployed session takes is served by the generic
+#: step (DEP-2) and never cites what deployed SMP does not have: the queue ratchet, the
+#: last-message flag and the seed design's links (DEP-4, DEP-5, DEP-7)
+TABLE_ROWS = frozenset(row.name for row in RULES)
+SEED_ONLY = ("QENC-", "ROT-4", "LINK-")
 PICK = st.integers(0, 63)
 #: an X25519 point of order 1: its shared secret with any key is zero (QUEUE-10)
 LOW_ORDER = PublicKey(KeyAlgorithm.X25519, bytes(32))
@@ -148,6 +154,10 @@ class DeployedLinkMachine(RuleBasedStateMachine):
 
         def observe(name: str, requirements: tuple[str, ...]) -> None:
             stats["table " + name] += 1
+            if name in TABLE_ROWS:  # coverage: what a deployed row reports (DEP-2, DEP-4)
+                assert "DEP-2" in requirements, f"{name} did not report DEP-2"
+                seed_only = [r for r in requirements if r.startswith(SEED_ONLY)]
+                assert not seed_only, f"{name} reported {seed_only} on a deployed session"
             if previous is not None:
                 previous(name, requirements)
 

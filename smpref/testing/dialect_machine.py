@@ -69,7 +69,9 @@ from smpref.wire.messages import (
     RecordKind,
     SubscriptionMode,
 )
+from smpref.wire.schema import encode_message
 from smpref.wire.structs import Message
+from smpref.wire.transmission import Transmission, transmission_at
 from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES
 
 #: small limits so that quotas and message expiry happen in short runs; no queue expires by
@@ -78,6 +80,12 @@ DIALECT_CONFIG = ServerConfig(quota=3, message_ttl_seconds=2 * DAY,
                               unsecured_invitation_days=10_000, contact_days=10_000,
                               ratchet_update_interval=1_000_000)
 SESSIONS = 3
+#: below this version a transmission names its session (smp-wire §3.2)
+SESSION_IN_TRANSMISSION = 7
+#: commands inside a transmission that decodes, and the error each is (AUTH-2): an unknown
+#: tag, and known tags with fields that do not parse
+UNDECODABLE = {b"ZZZZ": "CMD UNKNOWN", b"": "CMD UNKNOWN", b"PING extra": "CMD SYNTAX",
+               b"SEND": "CMD SYNTAX", b"KEY \x01": "CMD SYNTAX", b"SUB x": "CMD SYNTAX"}
 MAX_QUEUES = 4
 #: the versions a deployed session is drawn at (DEP-12): every one of deployed SMP's range,
 #: and None for the current layouts (the seed sessions' are always the seed design's)
@@ -128,6 +136,9 @@ class DialectMachine(RuleBasedStateMachine):
                      AuthKeyPair.ed25519(self.random)}
         self.bodies = 0
         self.trace: list[str] = []
+        #: raw transmissions refused so far: a few per program, so that the programs keep
+        #: their steps for the conversations
+        self.raw_refusals = 0
         #: the version each deployed session speaks (None: the newest layouts)
         self.versions: list[int | None] = [None] * SESSIONS
 
@@ -437,6 +448,52 @@ class DialectMachine(RuleBasedStateMachine):
     def ping(self, s: int) -> None:
         self.step(f"ping(s={s})", {s: [Seen("PONG")]},
                   {side.dialect: (s, PING(), b"", None) for side in self.sides})
+
+    @precondition(lambda self: self.raw_refusals < 2)
+    @rule(s=st.integers(0, SESSIONS - 1), command=st.sampled_from(sorted(UNDECODABLE)))
+    def undecodable(self, s: int, command: bytes) -> None:
+        """A transmission that decodes around a command that does not (AUTH-2): an unknown
+        tag is ``ERR CMD UNKNOWN``, a known tag with bad fields ``ERR CMD SYNTAX``, on both
+        sides and at every version; nothing else happens."""
+        self.trace.append(f"undecodable(s={s}, command={command!r})")
+        self.raw_refusals += 1
+        for side in self.sides:
+            connection = side.connections[s]
+            tx = Transmission(b"", connection.client.next_corr_id(), b"", command)
+            self.raw_step(side, s, transmission_at(self.version_of(side, s),
+                                                   connection.session_id, tx),
+                          f"ERR {UNDECODABLE[command]}")
+
+    @precondition(lambda self: self.raw_refusals < 2 and any(
+        v is not None and v < SESSION_IN_TRANSMISSION for v in self.versions))
+    @rule(data=st.data(), lower=st.booleans())
+    def another_session(self, data: st.DataObject, lower: bool) -> None:
+        """Below version 7 a transmission names its session (spec/deployed.md, smp-wire
+        §3.2): a deployed session receiving one that names another, sorting below or above
+        its own, answers ``ERR SESSION`` and does nothing else."""
+        s = data.draw(st.sampled_from([i for i, v in enumerate(self.versions)
+                                       if v is not None and v < SESSION_IN_TRANSMISSION]))
+        self.trace.append(f"another_session(s={s}, lower={lower})")
+        self.raw_refusals += 1
+        self.totals["another session " + ("below" if lower else "above")] += 1
+        side = self.sides[1]
+        assert side.dialect is Dialect.DEPLOYED
+        connection = side.connections[s]
+        other = bytes(32) if lower else b"\xff" * 32  # a session ID is 32 random bytes
+        assert other != connection.session_id
+        tx = Transmission(b"", connection.client.next_corr_id(), b"", encode_message(PING()))
+        self.raw_step(side, s, tx.encode(self.versions[s], other), "ERR SESSION")
+
+    def raw_step(self, side: Side, s: int, data: bytes, answer: str) -> None:
+        """Send raw bytes on one side's session ``s``: its one answer is ``answer``, and no
+        other session receives anything."""
+        self.totals["steps"] += 1
+        self.totals["raw steps"] += 1
+        self.totals[f"answered {answer}"] += 1
+        got = self.read(side, s, side.connections[s].send_raw(data))
+        assert got == [Seen(answer)], f"{side.dialect.value} session {s}: {got}, not {answer}"
+        pushed = [c.inbox for c in side.connections if c.inbox]
+        assert not pushed, f"{side.dialect.value}: raw bytes made the server push {pushed}"
 
     @rule(s=st.integers(0, SESSIONS - 1), version=st.sampled_from(VERSIONS))
     def reconnect(self, s: int, version: int | None) -> None:

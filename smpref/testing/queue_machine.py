@@ -23,6 +23,7 @@ import copy
 import hashlib
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -50,9 +51,11 @@ from smpref.client.core import (
 from smpref.crypto.primitives import box_key, sealed_box, secretbox_open
 from smpref.crypto.ratchet import MAX_SKIP
 from smpref.errors import CryptoError, RatchetError
+from smpref.independent import link_data as independent_link
 from smpref.independent.link_response import open_link_response
 from smpref.independent.ratchet_mirror import RatchetMirror, open_msg_body
 from smpref.model.config import DAY, ServerConfig
+from smpref.model.queue_store import MemoryStore
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.loopback import Loopback, LoopbackConnection
 from smpref.testing.queue_oracle import (
@@ -68,7 +71,9 @@ from smpref.testing.queue_oracle import (
     Rec,
     SpecQueue,
     SpecServer,
+    SweepCycle,
 )
+from smpref.testing.unreadable_store import UnreadableQueues
 from smpref.wire.blocks import unpad
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
@@ -119,10 +124,12 @@ MACHINE_CONFIG = ServerConfig(
     unsecured_invitation_days=5,
     contact_days=9,
     ratchet_update_interval=3,
-    # low enough that one queue with two optional link parts starts the relief (QUEUE-9); the
-    # blobs' own limits are QUEUE-6's protocol constants, the defaults
-    blob_bytes_high_water=1300,
-    blob_bytes_low_water=900,
+    # low enough that one queue with two large optional link parts starts the relief
+    # (QUEUE-9), and the low water mark above three queues' mandatory parts (about 300 bytes
+    # each), so that relief can stop with optional parts left; the blobs' own limits are
+    # QUEUE-6's protocol constants, the defaults
+    blob_bytes_high_water=2000,
+    blob_bytes_low_water=1500,
     # a password, so that NEW without it or with another one is drawn too (QUEUE-10)
     basic_auth=b"machine password",
 )
@@ -298,7 +305,7 @@ class QueueMachine(RuleBasedStateMachine):
     def make_loopback(self) -> Loopback:
         """The server under test; subclasses put it over another store
         (:mod:`smpref.testing.differential`)."""
-        return Loopback(seed=0, config=MACHINE_CONFIG)
+        return Loopback(seed=0, config=MACHINE_CONFIG, store=UnreadableQueues(MemoryStore()))
 
     @classmethod
     def rule_names(cls) -> list[str]:
@@ -425,6 +432,10 @@ class QueueMachine(RuleBasedStateMachine):
         # reported by the model's rules for them, so a lost report fails (issue 30)
         lost = expected.requirements - self.reported
         assert not lost, f"{label}: the model did not report {sorted(lost)}"
+        # and a seed session is served by the seed design's rules only: a deployed
+        # requirement reported here means the model took a seed queue for a deployed one
+        deployed = sorted(r for r in self.reported if r.startswith("DEP-"))
+        assert not deployed, f"{label}: the model reported {deployed} for the seed design"
         self.reported.clear()
         self.checked |= expected.requirements | expected.noted
 
@@ -575,17 +586,23 @@ class QueueMachine(RuleBasedStateMachine):
         record = handle.records_seen[which % len(handle.records_seen)]
         if forgery == "resealed":
             self._resealed(handle)
-        elif forgery == "gap":
-            # the latest record of each kind, renumbered to leave exactly ``by`` records
-            # unseen, and QENC-8's bound on a gap on both sides of it, every time
-            latest = {r[:1]: r for r in handle.records_seen if r[:1] != b"I"}
-            for record in latest.values():
-                seq = int.from_bytes(record[1:9], "big", signed=True)
-                for gap in sorted({by, MAX_SKIP - 1, MAX_SKIP, MAX_SKIP + 1}):
-                    self._forged(handle, record, forge(
-                        record, "later-seq", at, gap + handle.independent.next - seq), forgery)
-        else:
+        elif forgery != "gap":
             self._forged(handle, record, forge(record, forgery, at, by), forgery)
+        if forgery == "gap" or not self.stats["gaps forged"]:  # and the bound, once a run
+            self._forge_gaps(handle, at, by)
+
+    def _forge_gaps(self, handle: QueueHandle, at: int, by: int) -> None:
+        """The latest record of each kind, renumbered to leave exactly ``by`` records unseen,
+        and QENC-8's bound on a gap on both sides of it (MAX_SKIP - 1, MAX_SKIP, MAX_SKIP +
+        1)."""
+        assert handle.independent is not None
+        self.stats["gaps forged"] += 1
+        latest = {r[:1]: r for r in handle.records_seen if r[:1] != b"I"}
+        for record in latest.values():
+            seq = int.from_bytes(record[1:9], "big", signed=True)
+            for gap in sorted({by, MAX_SKIP - 1, MAX_SKIP, MAX_SKIP + 1}):
+                self._forged(handle, record, forge(
+                    record, "later-seq", at, gap + handle.independent.next - seq), "gap")
 
     def _resealed(self, handle: QueueHandle) -> None:
         """Update records the server never made, numbered next, whose sealed secret (sealed
@@ -728,9 +745,13 @@ class QueueMachine(RuleBasedStateMachine):
             rcv_dh_key=owner.dh_key.public,
             basic_auth=MACHINE_CONFIG.basic_auth,
             sub_mode=SubscriptionMode.Subscribe if subscribe else SubscriptionMode.OnlyCreate,
-            queue_request=QueueRequest(conn_mode=mode, queue_link=queue_link),
+            # a contact queue without a link or a notifier is asked for without a queue
+            # request: an absent one creates a contact queue (DIV-5)
+            queue_request=None if contact and not with_link and not with_ntf else QueueRequest(
+                conn_mode=mode, queue_link=queue_link),
             ntf_request=ntf,
         )
+        self.stats["NEW without a queue request"] += new.queue_request is None
         spec, expected = self.spec.new(
             session.session_id,
             "contact" if contact else "invitation",
@@ -786,6 +807,8 @@ class QueueMachine(RuleBasedStateMachine):
                 handle.link_dropped_on_send = True
             else:
                 handle.link_data = None  # the oracle drops its blob too
+        if not by_lget:  # KEY, SKEY: an invitation's link is gone at once (LGET read it)
+            self._read_link_back(handle, "securing")
 
     @precondition(lambda self: self._live())
     @rule(q=PICK, same_key=st.booleans())
@@ -899,6 +922,11 @@ class QueueMachine(RuleBasedStateMachine):
         self.stats["links opened twice"] += 1
         data, optional = read_link_blob(handle.link, queue_link.enc_link_data)
         assert data == handle.link_data[0], "LGET: other link data"
+        # and the second implementation opens every part (LINK-3, LINK-4)
+        parts = [independent_link.open_part(handle.link.pk, part.sealed)
+                 for part in queue_link.enc_link_data.parts]
+        assert parts == [data.encode(), *(o.encode() for o in optional)], \
+            "LGET: the second implementation reads other link data"
         # QUEUE-9: relief drops optional parts when the oracle says so, and only then
         assert optional == handle.link_data[1], (
             f"LGET: {len(optional)} optional parts, the spec says {len(handle.link_data[1])}")
@@ -914,9 +942,16 @@ class QueueMachine(RuleBasedStateMachine):
     def _race_for_the_link(self, q: int, s: int, t: int) -> None:
         """Two would-be senders read a link with their own keys, one after the other: the
         first secures an invitation and reads it, the second is refused (LINK-7, QUEUE-11);
-        on a contact queue both are refused (LINK-7)."""
+        on a contact queue both are refused (LINK-7). An open invitation races first, when
+        there is one: the second reader's refusal is the rarer answer."""
         linked = [h for h in self._live() if h.link and h.link_data]
-        handle = linked[q % len(linked)]
+        open_invitations = [h for h in linked if not h.contact and not h.spec.secured]
+        if not open_invitations and len(self._live()) < MAX_QUEUES:  # one to race for
+            self.create(s=s, contact=False, with_link=True, optional_parts=0, with_ntf=False,
+                        subscribe=False, x25519_auth=False)
+            linked = [h for h in self._live() if h.link and h.link_data]
+            open_invitations = [h for h in linked if not h.contact and not h.spec.secured]
+        handle = (open_invitations or linked)[q % len(open_invitations or linked)]
         self._lget(handle, self._session(s), with_key=True, other_key=True)
         self._lget(handle, self._session(t), with_key=True, other_key=True)
 
@@ -1001,10 +1036,11 @@ class QueueMachine(RuleBasedStateMachine):
         """A round of what the spec refuses, each answer predicted by the oracle and each
         refusal read back where it could have changed something: a NEW with each defect, an
         LSET with a bad blob, a badly signed LGET, a SEND above (or at) the size limit, a
-        sender's command to a deleted queue, two senders racing for one link, LGET of a
-        low-order k, an ACK of another message than the one in flight, and SKEY with another
-        key to a secured queue. One rule, once per run, so that the runs keep their steps for
-        the conversations the other floors need."""
+        sender's command to a deleted queue or to none, two senders racing for one link, LGET
+        of a low-order k, an ACK of another message than the one in flight, SKEY with another
+        key to a secured queue, SUB after GET, and a queue the store cannot read. One rule,
+        once per run, so that the runs keep their steps for the conversations the other floors
+        need."""
         self._fired("refusals")
         for defect in sorted(NEW_DEFECTS):
             self._create_refused(s, defect, at, contact)
@@ -1021,7 +1057,14 @@ class QueueMachine(RuleBasedStateMachine):
         if any(h.spec.deleted for h in self.handles):
             for command in ("SEND", "SKEY"):
                 self._to_a_deleted_queue(q, s, command)
-        if any(h.link and h.link_data for h in self._live()):
+        self._skey_to_no_queue(s)
+        self._sub_after_get(q)
+        if len(self._live()) < MAX_QUEUES:  # and the rarer form of NEW, without its request
+            self.create(s=s, contact=True, with_link=False, optional_parts=0, with_ntf=False,
+                        subscribe=False, x25519_auth=False)
+        self._unreadable_queue(q, s, at % 7)
+        if any(h.link and h.link_data for h in self._live()) or \
+                len(self._live()) < MAX_QUEUES:
             self._race_for_the_link(q, s, t)
         if not self.stats["low-order links"]:
             self._lget_low_order_k(s, LOW_ORDER_POINTS[at % len(LOW_ORDER_POINTS)])
@@ -1281,6 +1324,33 @@ class QueueMachine(RuleBasedStateMachine):
         body = b"x" * (MACHINE_CONFIG.max_message_length + extra)
         self._exchange("SEND!", session, SEND(flags=MsgFlags(notification=False), body=body),
                        handle.owner.sender_id, key, expected=expected)
+
+    def _skey_to_no_queue(self, s: int) -> None:
+        """SKEY to a sender ID no queue ever had: ``ERR AUTH`` (AUTH-3), as to a deleted one."""
+        session, key = self._session(s), AuthKeyPair.ed25519(self.lb.client_random)
+        nobody = SpecQueue(mode="invitation", updated_day=0, deleted=True)
+        expected = self.spec.secure(nobody, session.session_id, key.public.raw, self.now,
+                                    allowed=True)
+        self._exchange("SKEY (no queue)", session, SKEY(sender_key=key.public),
+                       self.lb.client_random(24), key, expected=expected)
+
+    def _sub_after_get(self, q: int) -> None:
+        """A session of a queue's owner that is not its subscriber GETs from it and then
+        SUBscribes to it: ``ERR CMD PROHIBITED``, a session that GETs does not subscribe
+        (MSG-3)."""
+        live = self._live()
+        if not live:
+            return
+        handle = live[q % len(live)]
+        others = [c for c in self.sessions if c.session_id != handle.spec.subscriber]
+        if not others:
+            return
+        owner = others[q % len(others)]
+        self._exchange("GET", owner, GET(), handle.rid, handle.owner.auth_key,
+                       expected=self.spec.get(handle.spec, owner.session_id))
+        self._exchange("SUB (after GET)", owner, SUB(), handle.rid, handle.owner.auth_key,
+                       expected=self.spec.sub(handle.spec, owner.session_id, handle.rid,
+                                              self.now))
 
     def _to_a_deleted_queue(self, q: int, s: int, command: str) -> None:
         """A sender's command to a queue that is gone: ``ERR AUTH``, as for an ID never used
@@ -1555,11 +1625,65 @@ class QueueMachine(RuleBasedStateMachine):
     # --- time --------------------------------------------------------------------------------
 
     @precondition(lambda self: self._live() and self.stats["rule advance_and_expire"] < 4)
-    @rule(days=st.integers(0, 6))
-    def advance_and_expire(self, days: int) -> None:
+    @rule(days=st.integers(0, 6), q=PICK, to_the_period=st.booleans())
+    def advance_and_expire(self, days: int, q: int, to_the_period: bool) -> None:
         """Time passes and a whole sweep runs: queues past their period go (RET-1..RET-4,
-        RET-6) and old messages leave from the head (RET-5)."""
+        RET-6) and old messages leave from the head (RET-5). With ``to_the_period``, once per
+        run, the time is what brings a queue to exactly its period: the sweep keeps it (RET-3:
+        never inside it; RET-1, RET-2: strictly older), and a day later the next removes it."""
         self._fired("advance_and_expire")
+        candidates = self._can_expire()
+        if not (to_the_period and candidates and not self.stats["to the period"]):
+            self._expire_after(days)
+            return
+        self.stats["to the period"] += 1
+        handle = candidates[q % len(candidates)]
+        period = (LIMITS.contact_days if handle.spec.mode == "contact"
+                  else LIMITS.unsecured_invitation_days)
+        self._expire_after(period - (self.now // DAY - handle.spec.updated_day))
+        assert not handle.spec.deleted, "the oracle expires a queue at its period"
+        self._expire_after(1)
+        self.stats["queues expired at the period's end"] += handle.spec.deleted
+
+    def _unreadable_queue(self, q: int, s: int, days: int) -> None:
+        """The store cannot read one queue (STORE-11): its owner's GET and a sender's SEND are
+        ``ERR STORE`` and change nothing; ``days`` later a whole sweep skips it, reports it and
+        sweeps every other queue (RET-7); once it reads again, it is as it was (the
+        invariants compare it with the oracle after this step)."""
+        store, server = self.lb.store, self.lb.server
+        if not isinstance(store, UnreadableQueues) or not self._live():
+            return  # another store under the machine (smpref.testing.differential)
+        handle, session = self._queue(q), self._session(s)
+        reported = len(server.store_errors)
+        store.unreadable.add(handle.rid)
+        handle.spec.unreadable = True
+        try:
+            owner = handle.owner_session
+            self._exchange("GET (unreadable)", owner, GET(), handle.rid, handle.owner.auth_key,
+                           expected=self.spec.unreadable(handle.spec, owner.session_id))
+            self._exchange("SEND (unreadable)", session, SEND(
+                flags=MsgFlags(notification=False), body=self._body()), handle.owner.sender_id,
+                handle.sender_key, expected=self.spec.unreadable(handle.spec,
+                                                                 session.session_id))
+            self._expire_after(days)
+        finally:
+            store.unreadable.discard(handle.rid)
+            handle.spec.unreadable = False
+        errors = server.store_errors[reported:]
+        # two commands and at least the scan: each reported, naming the queue's folder
+        assert len(errors) >= 3, f"the server reported {len(errors)} store errors, not 3"
+        assert all(handle.rid.hex() in error for error in errors), errors
+        self.stats["store errors reported"] += len(errors)
+
+    def _can_expire(self) -> list[QueueHandle]:
+        """The live queues that expire by date and are not past their period yet."""
+        return [h for h in self._live() if (h.spec.mode == "contact" or not h.spec.secured)
+                and self.now // DAY - h.spec.updated_day <= (
+                    LIMITS.contact_days if h.spec.mode == "contact"
+                    else LIMITS.unsecured_invitation_days)]
+
+    def _expire_after(self, days: int) -> None:
+        """``days`` pass and a whole sweep runs, predicted by the oracle."""
         self.lb.clock.advance(days * DAY)
         expected = Expected()  # the oracle cites what the sweep does, as it does it
         live = self._live()
@@ -1591,9 +1715,13 @@ class QueueMachine(RuleBasedStateMachine):
                 handle.link_data = (handle.link_data[0], [])
                 self.stats["blobs relieved"] += 1
 
-    @precondition(lambda self: any(h.link and h.link_data and not (
-        h.spec.mode == "invitation" and h.spec.secured) for h in self._live())
-        and self.stats["rule under_pressure"] < 2)
+    def _settable(self) -> list[QueueHandle]:
+        """The live queues whose owner can still set link data (LINK-5: not a secured
+        invitation)."""
+        return [h for h in self._live() if h.link and h.link_data and not (
+            h.spec.mode == "invitation" and h.spec.secured)]
+
+    @precondition(lambda self: self._settable() and self.stats["rule under_pressure"] < 2)
     @rule(q=PICK, limit=st.integers(1, 3))
     def under_pressure(self, q: int, limit: int) -> None:
         """An owner sets large optional link parts, and the sweep runs a cycle to its end a
@@ -1601,14 +1729,68 @@ class QueueMachine(RuleBasedStateMachine):
         parts, least recently updated queues first, down to the low water mark (QUEUE-9); every
         link then reads back as the oracle says."""
         self._fired("under_pressure")
-        settable = [h for h in self._live() if h.link and h.link_data and not (
-            h.spec.mode == "invitation" and h.spec.secured)]
-        self._lset(settable[q % len(settable)], 2, b"p" * 300)
+        settable = self._settable()
+        self._lset(settable[q % len(settable)], 2, b"p" * 600)
+        self._cycle_to_end(limit, "PRESSURE")
+
+    def _cycle_to_end(self, limit: int, label: str,
+                      between: Callable[[], None] | None = None) -> None:
+        """Slices of ``limit`` queues until the cycle ends, each predicted by the oracle, with
+        ``between`` called after each slice that did not end it; then every link reads back as
+        the oracle says."""
         for index in range(64):  # a cycle over a few queues ends well before
-            if self._slice(limit, f"PRESSURE {index}"):
+            if self._slice(limit, f"{label} {index}"):
                 break
+            if between is not None:
+                between()
         for handle in self._live():
             self._read_link_back(handle, "relief")
+
+    @precondition(lambda self: (self._settable() or len(self._live()) < MAX_QUEUES)
+                  and self.stats["rule relief_by_day"] < 1)
+    @rule(sets=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 3), st.integers(20, 900)),
+                        min_size=2, max_size=4),
+          first=PICK, limit=st.integers(1, 3), grow=st.sampled_from([0, 300, 900]))
+    def relief_by_day(self, sets: list[tuple[int, int, int]], first: int, limit: int,
+                      grow: int) -> None:
+        """Owners set optional link parts on different days and subscribe, which moves their
+        queues' ``updated_at`` (QUEUE-5; ``sets``: days to wait, how many parts, how large),
+        and a fresh sweep cycle runs to its end a slice at a time. When the blobs are above the
+        high water mark, relief frees the excess least recently updated first: every queue
+        updated before the cutoff day loses its optional parts, and of the cutoff day's, in ID
+        order, as many as the budget covers, never below the low water mark (QUEUE-9). The
+        sizes often cover the excess only in part, so some queues keep their parts; every link
+        then reads back as the oracle says. ``grow``: once relief has started, an owner sets a
+        part that large, so that the blobs stay above the low water mark and the plan's
+        budget, not the mark, stops the relief."""
+        self._fired("relief_by_day")
+        for index in range(64):  # a cycle under way ends first: this one starts with a scan
+            if self.spec.cycle == SweepCycle() or self._slice(256, f"FINISH {index}"):
+                break
+        while len(self._live()) < MAX_QUEUES:  # contact queues with links: more to relieve
+            self.create(s=first, contact=True, with_link=True, optional_parts=0,
+                        with_ntf=False, subscribe=False, x25519_auth=False)
+        settable = self._settable()
+        for number, (days, parts, size) in enumerate(sets):
+            handle = settable[(first + number) % len(settable)]
+            if handle.spec.deleted or not handle.link_data:
+                continue
+            self.lb.clock.advance(days * DAY)
+            self._lset(handle, parts, b"r" * size)
+            owner = handle.owner_session
+            self._exchange("SUB", owner, SUB(), handle.rid, handle.owner.auth_key,
+                           expected=self.spec.sub(handle.spec, owner.session_id, handle.rid,
+                                                  self.now))
+        grown: list[QueueHandle] = []
+
+        def grow_once() -> None:  # the first slice of relief, when there is one
+            growing = self._settable()
+            if grow and growing and not grown and self.spec.cycle.relieving:
+                grown.append(growing[first % len(growing)])
+                self._lset(grown[0], 1, b"g" * grow)
+                self.stats["relief grown"] += 1
+
+        self._cycle_to_end(limit, "RELIEF", grow_once)
 
     def _slice(self, limit: int, label: str) -> bool:
         """One slice of the sweep over at most ``limit`` queues, predicted by the oracle first

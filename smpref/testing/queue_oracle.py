@@ -161,6 +161,8 @@ class SpecQueue:
     mandatory: int = 0
     #: secured by LGET with a key: its link data goes at the next accepted SEND (LINK-11)
     drop_at_send: bool = False
+    #: the store cannot read it (STORE-11): commands on it are ``ERR STORE``, a sweep skips it
+    unreadable: bool = False
 
     @property
     def secured(self) -> bool:
@@ -290,6 +292,13 @@ class SpecServer:
             error, requirements = NEW_DEFECTS[defect]
             return Expected.one(session, error, *requirements)
         return Expected.one(session, "OK", "LINK-5")
+
+    @staticmethod
+    def unreadable(queue: SpecQueue, session: Session) -> Expected:
+        """Any command on a queue the store cannot read: ``ERR STORE``, nothing changes, and
+        the server serves every other queue (STORE-11)."""
+        assert queue.unreadable
+        return Expected.one(session, "ERR STORE", "STORE-11")
 
     @staticmethod
     def send_too_large(queue: SpecQueue, session: Session, key: bytes | None) -> Expected:
@@ -496,6 +505,8 @@ class SpecServer:
             cycle.cursor is None or q.rid > cycle.cursor)), key=lambda q: q.rid)[:limit]
         expired: list[tuple[SpecQueue, Rec]] = []
         for queue in batch:
+            if queue.unreadable:  # skipped and reported; the sweep goes on (RET-7)
+                continue
             if cycle.relieving:
                 if self._relieve(queues, queue):
                     out.cite("QUEUE-9")
@@ -566,7 +577,7 @@ class SpecServer:
                 break
             queue.records.remove(rec)
             expired.append(rec)
-            out.cite("RET-5")
+            out.cite("RET-5", "QENC-9")
         self._reopen_if_empty(queue)
         if queue.blob > queue.mandatory:
             by_day = self.cycle.by_day

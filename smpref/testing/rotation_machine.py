@@ -95,6 +95,7 @@ class RotationMachine(RuleBasedStateMachine):
             self.check_the_end()
         finally:
             type(self).TOTALS.update(self.counts)
+            type(self).TOTALS.update(self.network.counts)  # the second implementation's
             for name in AGENTS:  # what the agents did, for the figures: never for verdicts
                 type(self).TOTALS.update(self.agent(name).durable.counts)
             type(self).TOTALS["runs"] += 1
