@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from reqs import req
 
+from smpref.crypto import ratchet
 from smpref.model import delivery, effects, sessions
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.dialect_machine import DialectMachine
@@ -57,6 +58,8 @@ def test_both_profiles_meet_the_oracle_and_each_other() -> None:
     for answer in ("ERR CMD UNKNOWN", "ERR CMD SYNTAX", "ERR SESSION"):
         assert totals[f"answered {answer}"] >= 20, (answer, totals)
     assert totals["another session below"] >= 10 and totals["another session above"] >= 10
+    # every MSG of both profiles opened again by smpref.independent (issue 30): about 1,000
+    assert totals["MSGs opened twice"] >= 800, totals["MSGs opened twice"]
     for dialect in ("seed", "deployed"):
         reached = {name for d, name in taken if d == dialect}
         for rule in ("SEND.accepted", "SEND.queue-full", "SEND.quota-held", "SUB.accepted",
@@ -102,3 +105,19 @@ def test_a_planted_profile_bug_fails_the_machine(planted: str,
     with pytest.raises(AssertionError, match="deployed session"):
         # the first found by 200 derandomized programs; shrinking it would judge nothing more
         observed_run(examples=200, shrink=False)
+
+
+def _aad_without_kind(_kind: object, seq: int) -> bytes:
+    """The ratchet's associated data without the record kind: one mistake in the module both
+    the seed server (sealing) and the seed client (opening) use."""
+    return b"SimpleXQueueRatchet" + seq.to_bytes(8, "big", signed=True)
+
+
+@req("QENC-6", "QENC-8")
+def test_a_mistake_shared_by_server_and_client_fails_the_machine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """smpref's seed client opens what its server seals with the same module, so it shares
+    the mistake; the second implementation opening every MSG again does not."""
+    monkeypatch.setattr(ratchet, "record_aad", _aad_without_kind)
+    with pytest.raises(AssertionError, match="the second implementation refuses"):
+        observed_run(examples=50, shrink=False)

@@ -41,6 +41,7 @@ from hypothesis.stateful import (
 from smpref.client.connection import open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply, deployed_new
 from smpref.crypto.primitives import box_key
+from smpref.independent.ratchet_mirror import RatchetMirror, open_msg_body
 from smpref.model.config import DAY, ServerConfig
 from smpref.testing.determinism import same_draws_everywhere
 from smpref.testing.dialect_oracle import CoreOracle, Prediction, Seen, coarse, render
@@ -99,6 +100,11 @@ class SideQueue:
     owned: OwnedQueue
     notifier_id: bytes = b""
     ntf_key: AuthKeyPair | None = None
+    #: what the second implementation opens its MSGs with (smpref.independent): the server's
+    #: queue DH key from IDS, a ratchet mirror (the seed side), and the records it opened
+    server_dh: bytes = b""
+    mirror: RatchetMirror | None = None
+    opened: set[bytes] = field(default_factory=set)
 
 
 @dataclass
@@ -235,15 +241,47 @@ class DialectMachine(RuleBasedStateMachine):
     def open(self, side: Side, s: int, q: int, message: MSG) -> Seen | None:
         owned = side.queues[q].owned
         side.delivered[(s, q)] = message.msg_id
+        again = self.open_independently(side, q, message)
         if side.dialect is Dialect.DEPLOYED:
             body = open_deployed_message(owned.rcv_dh_secret, message)
+            assert again == (body.quota, body.notification, None if body.quota else body.body), \
+                f"deployed: the second implementation reads {again}"
             return Seen("MSG", q, None if body.quota else body.body, body.notification,
                         body.quota)
         record, received, _ = owned.open_message(message)
+        if again is not None and received.kind is RecordKind.Message:
+            assert again[2] == received.body, \
+                "seed: the second implementation reads another body"
         if received.kind in (RecordKind.Initial, RecordKind.Update):
             return None
         quota = received.kind is RecordKind.Quota
         return Seen("MSG", q, received.body, record.flags.notification, quota)
+
+    def open_independently(self, side: Side, q: int, message: MSG
+                           ) -> tuple[bool, bool, bytes | None] | None:
+        """Open a MSG with the second implementation (smpref.independent, from smp-wire
+        §3.10, DEP-7 and QENC-5..8): (quota marker, notification flag, body or record
+        plaintext); None for a seed record opened before (the mirror takes each once). A
+        record smpref's client opens but this cannot is a mistake both of smpref's sides
+        share."""
+        queue = side.queues[q]
+        body = open_msg_body(queue.owned.dh_key.secret, queue.server_dh, message.msg_id,
+                             message.enc_body)
+        where = f"{side.dialect.value} queue {q}"
+        assert body is not None, f"{where}: the second implementation cannot open a MSG"
+        self.totals["MSGs opened twice"] += 1
+        if side.dialect is Dialect.DEPLOYED:  # Int64 ts || flag || ' ' || body, or QUOTA
+            if body.startswith(b"QUOTA "):
+                return True, False, None
+            assert body[8:9] in (b"T", b"F") and body[9:10] == b" ", f"{where}: no flag"
+            return False, body[8:9] == b"T", body[10:]
+        assert queue.mirror is not None
+        if message.msg_id in queue.opened:
+            return None
+        queue.opened.add(message.msg_id)
+        verdict, plaintext, reason = queue.mirror.receive(body[11:])
+        assert verdict != "invalid", f"{where}: the second implementation refuses ({reason})"
+        return body[11:12] == b"Q", body[8:9] == b"T", plaintext
 
     def absorb(self, side: Side, s: int, q: int, message: MSG) -> list[Reply]:
         """ACK a key record; in GET mode, GET again: what follows replaces it."""
@@ -299,6 +337,9 @@ class DialectMachine(RuleBasedStateMachine):
             ids = replies[0].message
             assert isinstance(ids, IDS), (side.dialect, replies[0].tag)
             side.queues[q].owned.created(ids)
+            side.queues[q].server_dh = ids.rcv_public_dh_key.raw
+            if side.dialect is Dialect.SEED:
+                side.queues[q].mirror = RatchetMirror(dh.secret)
             if ids.server_ntf_creds is not None:
                 side.queues[q].notifier_id = ids.server_ntf_creds.notifier_id
             got = [Seen("IDS", q), *self.read(side, s, replies[1:])]
