@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 
+from nacl.bindings import crypto_secretbox_open
+from nacl.exceptions import CryptoError
+
 from smpref.independent import salsa
 from smpref.independent.basics import hkdf, unpad, x25519_public
 
@@ -24,14 +27,25 @@ def link_id(pk: bytes) -> bytes:
     return hashlib.sha256(link_key(pk)).digest()
 
 
-def open_part(pk: bytes, sealed: bytes) -> bytes | None:
+def open_part(pk: bytes, sealed: bytes, *, pure: bool = False) -> bytes | None:
     """One part of a ``LinkBlob`` opened (LINK-3, LINK-4): ``sbKey = HKDF-SHA512("", pk,
     "SimpleXLinkData", 32)``, XSalsa20-Poly1305 through ``HSalsa20(sbKey, 0^16)`` with the
     part's own nonce, then the padding removed. The plaintext, or None when the part does not
-    open or its padding is wrong."""
+    open or its padding is wrong.
+
+    The key, its HSalsa20 and the layout are this package's own; the bulk XSalsa20-Poly1305
+    is libsodium's secretbox (PyNaCl's bindings, not smpref's crypto) unless ``pure``, as in
+    :func:`smpref.independent.ratchet_mirror.open_msg_body`: the state machines read links
+    thousands of times per run."""
     if len(sealed) < NONCE_SIZE + 16:
         return None
-    sb_key = hkdf("SHA-512", b"", pk, LINK_DATA_INFO, 32)
-    padded = salsa.secretbox_open(salsa.hsalsa20(sb_key, bytes(16)), sealed[:NONCE_SIZE],
-                                  sealed[NONCE_SIZE:])
+    key = salsa.hsalsa20(hkdf("SHA-512", b"", pk, LINK_DATA_INFO, 32), bytes(16))
+    nonce, boxed = sealed[:NONCE_SIZE], sealed[NONCE_SIZE:]
+    if pure:
+        padded = salsa.secretbox_open(key, nonce, boxed)
+    else:
+        try:
+            padded = crypto_secretbox_open(boxed, nonce, key)
+        except CryptoError:
+            padded = None
     return None if padded is None else unpad(padded)
