@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import hashlib
 
-from nacl.bindings import crypto_secretbox_open
-from nacl.exceptions import CryptoError
-
 from smpref.independent import salsa
 from smpref.independent.basics import hkdf, unpad, x25519_public
 
@@ -41,11 +38,5 @@ def open_part(pk: bytes, sealed: bytes, *, pure: bool = False) -> bytes | None:
         return None
     key = salsa.hsalsa20(hkdf("SHA-512", b"", pk, LINK_DATA_INFO, 32), bytes(16))
     nonce, boxed = sealed[:NONCE_SIZE], sealed[NONCE_SIZE:]
-    if pure:
-        padded = salsa.secretbox_open(key, nonce, boxed)
-    else:
-        try:
-            padded = crypto_secretbox_open(boxed, nonce, key)
-        except CryptoError:
-            padded = None
+    padded = salsa.box_open(key, nonce, boxed, pure=pure)
     return None if padded is None else unpad(padded)

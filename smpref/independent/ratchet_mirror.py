@@ -10,8 +10,6 @@ import hmac
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
-from nacl.bindings import crypto_secretbox_open
-from nacl.exceptions import CryptoError
 
 from smpref.independent import salsa
 from smpref.independent.basics import hkdf, unpad, x25519, x25519_public
@@ -109,13 +107,7 @@ def open_msg_body(owner_secret: bytes, server_public: bytes, msg_id: bytes, enc_
     about a hundred times longer, which the state machines cannot afford at every delivery;
     the vectors' checks use it."""
     key = salsa.hsalsa20(x25519(owner_secret, server_public), bytes(16))
-    if pure:
-        padded = salsa.secretbox_open(key, msg_id, enc_body)
-    else:
-        try:
-            padded = crypto_secretbox_open(enc_body, msg_id, key)
-        except CryptoError:
-            padded = None
+    padded = salsa.box_open(key, msg_id, enc_body, pure=pure)
     if padded is None or len(padded) != PADDED_BODY:
         return None
     return unpad(padded)
