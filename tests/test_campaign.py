@@ -26,6 +26,7 @@ from smpref.campaign.known_failures import load_known
 from smpref.campaign.live_targets import program
 from smpref.campaign.spark_job import LOCAL_JVM_OPTIONS, CampaignConfig, run_campaign
 from smpref.campaign.targets import build, targets
+from smpref.errors import UsageError
 from smpref.spec.requirements import requirement_texts
 
 if TYPE_CHECKING:
@@ -253,16 +254,27 @@ def test_each_target_runs_on_local_2(name: str, tmp_path: Path, spark: SparkSess
 
 
 @pytest.mark.heavy
+@pytest.mark.xdist_group("spark")
 @pytest.mark.parametrize(("bug", "target", "steps"), [
     ("ack-any-id", "model", 30),     # a model bug: the state machine is the oracle
     ("server-quota", "embedded", 25),  # a server bug: the model predicts every answer
 ])
-def test_a_planted_bug_is_found_once_shrunk_and_replayed(bug: str, target: str, steps: int,
-                                                         tmp_path: Path) -> None:
+def test_a_planted_bug_is_found_once_shrunk_and_replayed(  # noqa: PLR0917
+        bug: str, target: str, steps: int, tmp_path: Path, spark: SparkSession,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The campaign runs through the command line in this process, in the test session's
+    SparkSession (whose reused Python workers then run other campaigns: the bug must leave
+    with its tasks); the replays are new processes."""
+    from click.testing import CliRunner
+
+    from smpref.cli import main
+
     plant = {"SMPREF_TEST_PLANT": bug}
-    done = smpref("campaign", "run", "--runs", "16", "--target", target, "--steps", str(steps),
-                  "--master", "local[2]", "--out", str(tmp_path), "--json", env=plant)
-    assert done.returncode == 1, done.stderr[-3000:]
+    monkeypatch.setenv("SMPREF_TEST_PLANT", bug)
+    done = CliRunner().invoke(main, ["campaign", "run", "--runs", "16", "--target", target,
+                                     "--steps", str(steps), "--out", str(tmp_path), "--json"])
+    monkeypatch.delenv("SMPREF_TEST_PLANT")
+    assert done.exit_code == 1, done.output[-3000:]
     summary = json.loads(done.stdout)
     assert summary["failedRuns"] >= 2
     (failure,) = summary["distinctFailures"]  # one bug, one signature
@@ -272,12 +284,54 @@ def test_a_planted_bug_is_found_once_shrunk_and_replayed(bug: str, target: str, 
     assert len(json.loads(failure["program_json"])) == failure["program_steps"]
     table = pq.read_table(tmp_path / "failures").to_pylist()
     assert [row["signature"] for row in table] == [failure["signature"]]
+    if target == "model":  # the runs table keeps every failing run as it ran, unshrunk
+        from smpref.campaign.planted import planted
+        from smpref.testing.queue_machine import QueueMachine
+        from smpref.testing.seeded_programs import run_seeded_program
+
+        failed = [r for r in pq.read_table(tmp_path / "runs").to_pylist()
+                  if r["verdict"] == "fail"]
+        with planted(bug):
+            for row in failed:
+                ran, _ = run_seeded_program(QueueMachine, row["seed"], steps)
+                assert row["program"] == "\n".join(ran.steps), row["seed"]
+        assert max(r["program_steps"] for r in failed) > failure["program_steps"]
     args = failure["replay"].split()[1:]
     again = smpref(*args, "--json", env=plant, timeout=300)
     assert again.returncode == 1
     assert json.loads(again.stdout)["signature"] == failure["signature"]
     clean = smpref(*args, "--json", timeout=300)  # the same seed without the bug passes
     assert clean.returncode == 0 and json.loads(clean.stdout)["verdict"] == "pass"
+    # the same seeds again in the same session, the variable unset: the workers that ran the
+    # planted tasks run them without the bug
+    after = run_campaign(CampaignConfig(runs=16, first_seed=0, target=target, steps=steps,
+                                        master="local[2]", out=tmp_path / "after"), spark=spark)
+    assert after["failedRuns"] == 0, after["distinctFailures"]
+
+
+def test_a_plant_is_taken_out_when_its_block_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each planted bug changes what it names inside :func:`planted` and nothing after it,
+    however the block ends; a name that is no bug is a one-line usage error."""
+    from smpref.campaign import planted as planting
+    from smpref.model import rules, server
+    from smpref.model.rules import Guard
+    from smpref.serve import listener
+
+    watched = {"ack-any-id": lambda: rules.GUARDS[Guard.OTHER_MESSAGE],
+               "unsigned-send": lambda: server.decide_step,
+               "server-quota": lambda: listener.SmpServer.__init__}
+    assert set(watched) == set(planting.BUGS)
+    for name, now in watched.items():
+        honest = now()
+        with pytest.raises(RuntimeError), planting.planted(name):
+            assert now() is not honest, name
+            raise RuntimeError
+        assert now() is honest, name
+    with planting.planted(None):
+        assert all(now() is not None for now in watched.values())
+    monkeypatch.setenv("SMPREF_TEST_PLANT", "nonsense")
+    with pytest.raises(UsageError, match="names no planted bug"):
+        planting.plant_name()
 
 
 def _free_port() -> int:
@@ -390,6 +444,11 @@ def test_a_target_shrinks_each_signature_once(monkeypatch: pytest.MonkeyPatch) -
     for record in later:  # as run: the seed's own program up to the failing step
         ran, _ = run_seeded_program(QueueMachine, record.seed, 30)
         assert record.program == "\n".join(ran.steps)
+    # a campaign's first pass shrinks nothing: the first failure too is reported as it ran
+    first_pass = build("model", None, shrinks=False).run(first.seed, 30)
+    ran, _ = run_seeded_program(QueueMachine, first.seed, 30)
+    assert first_pass.signature == first.signature
+    assert first_pass.program == "\n".join(ran.steps) and len(ran.steps) > first.program_steps
 
 
 def test_the_exit_status_counts_only_new_failures(monkeypatch: pytest.MonkeyPatch,

@@ -390,7 +390,7 @@ class LiveTarget:
         self.version = version
         self.server: BackgroundServer | None = None
         self.known: frozenset[str] = frozenset()
-        self.shrunk: set[str] = set()  # signatures this target has shrunk (shrink_now)
+        self.shrunk: set[str] | None = set()  # signatures shrunk (shrink_now)
 
     def open(self) -> None:
         if self.name.startswith("embedded"):

@@ -86,10 +86,11 @@ class SeededRun:
 
 
 def run_seeded_engine(name: str, machine: type[RuleBasedStateMachine], seed: int, steps: int,
-                      *, known: frozenset[str], shrunk: set[str],
+                      *, known: frozenset[str], shrunk: set[str] | None,
                       ran_hook: Callable[[], None] | None = None) -> SeededRun:
     """Run the program ``seed`` draws; shrink it only when it fails with a signature neither
-    known nor already shrunk by this target (:func:`shrink_now`; ``shrunk`` is the target's).
+    known nor already shrunk by this target (:func:`shrink_now`; ``shrunk`` is the target's,
+    None when it shrinks nothing).
     ``ran_hook`` is called once the seed's own program has run, before any shrinking."""
     ran, choices = run_seeded_program(machine, seed, steps)
     if ran_hook is not None:
@@ -114,7 +115,7 @@ class MachineTarget:
         self.machine = machine
         self.engine = engine
         self.known = known
-        self.shrunk: set[str] = set()  # signatures this target has shrunk (run_seeded_engine)
+        self.shrunk: set[str] | None = set()  # signatures shrunk (run_seeded_engine)
         self.reached: list[set[str]] = []  # one set per machine instance of the current run
         self.traces: list[list[str]] = []
         # one observed class per target, not per run: the seeded engine reads a class's rules

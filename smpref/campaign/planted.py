@@ -1,7 +1,11 @@
 """Bugs planted on purpose, to show that a campaign finds, deduplicates, shrinks and replays
 what it should. Test-only: a bug is planted only when the environment variable
-``SMPREF_TEST_PLANT`` names it, in the process that reads it (the campaign forwards the variable
-to its executors). Nothing in smpref sets it.
+``SMPREF_TEST_PLANT`` names it. Nothing in smpref sets it.
+
+A campaign reads the variable once, in the driver, and each task plants the bug for its own
+runs and takes it out when it ends (:func:`planted`): Spark reuses Python workers between
+tasks, and a test session's SparkSession runs other campaigns after a planted one. ``campaign
+replay`` plants it for its whole process (:func:`plant_from_environment`).
 
 - ``ack-any-id``: the model accepts an ACK whose message ID is not the delivered one, so the
   delivered message is acknowledged by any ACK (MSG-4 broken).
@@ -13,21 +17,42 @@ to its executors). Nothing in smpref sets it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any
 
 from smpref.errors import UsageError
 
 ENV = "SMPREF_TEST_PLANT"
 
+#: takes a planted bug out again
+Undo = Callable[[], None]
 
-def _ack_any_id() -> None:
+
+def _replace(owner: Any, name: str, value: Any) -> Undo:
+    honest = getattr(owner, name)
+    setattr(owner, name, value)
+    return lambda: setattr(owner, name, honest)
+
+
+def _replace_item(mapping: MutableMapping[Any, Any], key: Any, value: Any) -> Undo:
+    honest = mapping[key]
+    mapping[key] = value
+
+    def undo() -> None:
+        mapping[key] = honest
+
+    return undo
+
+
+def _ack_any_id() -> Undo:
     from smpref.model import rules
     from smpref.model.rules import Guard
 
-    rules.GUARDS[Guard.OTHER_MESSAGE] = lambda _step: False
+    return _replace_item(rules.GUARDS, Guard.OTHER_MESSAGE, lambda _step: False)
 
 
-def _unsigned_send() -> None:
+def _unsigned_send() -> Undo:
     from smpref.model import server
     from smpref.model.states import Credential
 
@@ -38,10 +63,10 @@ def _unsigned_send() -> None:
             step.credential = Credential.VALID
         return honest(step)
 
-    server.decide_step = decide_step  # type: ignore[attr-defined]
+    return _replace(server, "decide_step", decide_step)
 
 
-def _server_quota() -> None:
+def _server_quota() -> Undo:
     from dataclasses import replace
 
     from smpref.serve import listener
@@ -52,21 +77,46 @@ def _server_quota() -> None:
         honest(self, *args, **kwargs)
         self.model.config = replace(self.model.config, quota=2)
 
-    listener.SmpServer.__init__ = init  # type: ignore[method-assign]
+    return _replace(listener.SmpServer, "__init__", init)
 
 
-BUGS: dict[str, Callable[[], None]] = {"ack-any-id": _ack_any_id, "unsigned-send": _unsigned_send,
+BUGS: dict[str, Callable[[], Undo]] = {"ack-any-id": _ack_any_id,
+                                       "unsigned-send": _unsigned_send,
                                        "server-quota": _server_quota}
 _planted: set[str] = set()
 
 
-def plant_from_environment() -> None:
-    """Plant the bug ``SMPREF_TEST_PLANT`` names, once per process; nothing when it is unset."""
+def plant_name() -> str | None:
+    """The bug ``SMPREF_TEST_PLANT`` names, or None when it is unset; a UsageError when it
+    names none of :data:`BUGS`."""
     name = os.environ.get(ENV)
-    if not name or name in _planted:
-        return
+    if not name:
+        return None
     if name not in BUGS:
         raise UsageError(f"{ENV}={name!r} names no planted bug: expected one of "
                          f"{', '.join(sorted(BUGS))}")
+    return name
+
+
+@contextmanager
+def planted(name: str | None) -> Iterator[None]:
+    """The bug ``name`` planted for the block and taken out after it, however the block ends
+    (nothing when ``name`` is None, or when this process planted it for good)."""
+    if name is None or name in _planted:
+        yield
+        return
+    undo = BUGS[name]()
+    try:
+        yield
+    finally:
+        undo()
+
+
+def plant_from_environment() -> None:
+    """Plant the bug ``SMPREF_TEST_PLANT`` names for the rest of this process, once; nothing
+    when it is unset."""
+    name = plant_name()
+    if name is None or name in _planted:
+        return
     BUGS[name]()
     _planted.add(name)

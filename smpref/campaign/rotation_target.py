@@ -34,7 +34,7 @@ class RotationTarget:
         self.profile = profile
         self.engine = engine
         self.known = known
-        self.shrunk: set[str] = set()  # signatures this target has shrunk (run_seeded_engine)
+        self.shrunk: set[str] | None = set()  # signatures shrunk (run_seeded_engine)
         self.machine = machine_for(profile)  # one class per target: its rules are read once
 
     def open(self) -> None:

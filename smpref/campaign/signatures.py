@@ -42,12 +42,13 @@ def failure_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
 
 
-def shrink_now(found: str, known: frozenset[str], shrunk: set[str]) -> bool:
+def shrink_now(found: str, known: frozenset[str], shrunk: set[str] | None) -> bool:
     """Whether a failure with signature ``found`` is to be shrunk: not when it is known, nor
-    when this target already shrank it (a partition runs its seeds in ascending order, and the
-    failures table shows each signature's smallest seed, the shrunk one). Records it as shrunk
-    when it is."""
-    if found in known or found in shrunk:
+    when this target already shrank it (a target runs its seeds in ascending order, so the one
+    it shrinks is its smallest), nor at all when ``shrunk`` is None (a campaign's first pass,
+    which shrinks afterwards, once per campaign: :func:`smpref.campaign.spark_job.run_campaign`).
+    Records it as shrunk when it is."""
+    if shrunk is None or found in known or found in shrunk:
         return False
     shrunk.add(found)
     return True

@@ -33,10 +33,6 @@ if TYPE_CHECKING:
     from pyspark.accumulators import Accumulator
     from pyspark.sql import DataFrame, SparkSession
 
-#: environment variables the driver passes on to every executor
-FORWARDED_ENV = ("SMPREF_TEST_PLANT",)
-
-
 @dataclass(frozen=True)
 class CampaignConfig:
     """What to run, where, and where to write it."""
@@ -56,25 +52,28 @@ class CampaignConfig:
 
 def run_partition(seeds: Iterable[int], target: str, address: str | None, steps: int,
                   counters: tuple[Accumulator[int], Accumulator[int]] | None = None, *,
-                  known: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
+                  known: frozenset[str] = frozenset(), shrinks: bool = True,
+                  plant: str | None = None) -> Iterator[dict[str, Any]]:
     """Executor side: one target for the partition, one row per seed; ``counters`` (runs,
     failed runs) are Spark accumulators that the driver's progress reads; ``known`` the
-    signatures reported as known and not shrunk."""
-    from smpref.campaign.planted import plant_from_environment
+    signatures reported as known and not shrunk; ``shrinks`` False reports every failing run
+    as it ran; ``plant`` a test's planted bug, present for this partition's runs only
+    (:func:`smpref.campaign.planted.planted`)."""
+    from smpref.campaign.planted import planted
     from smpref.campaign.targets import build
 
-    plant_from_environment()
-    runner = build(target, address, known)
-    runner.open()
-    try:
-        for seed in seeds:
-            record = runner.run(seed, steps)
-            if counters is not None:
-                counters[0].add(1)
-                counters[1].add(record.verdict != "pass")
-            yield record.row()
-    finally:
-        runner.close()
+    with planted(plant):
+        runner = build(target, address, known, shrinks=shrinks)
+        runner.open()
+        try:
+            for seed in seeds:
+                record = runner.run(seed, steps)
+                if counters is not None:
+                    counters[0].add(1)
+                    counters[1].add(record.verdict != "pass")
+                yield record.row()
+        finally:
+            runner.close()
 
 
 def session(config: CampaignConfig) -> SparkSession:
@@ -106,9 +105,6 @@ def session(config: CampaignConfig) -> SparkSession:
     builder = builder.config("spark.pyspark.python", executor_python)
     builder = builder.config("spark.pyspark.driver.python", sys.executable)
     builder = builder.config("spark.executorEnv.PYTHONSAFEPATH", "1")
-    for name in FORWARDED_ENV:
-        if name in os.environ:
-            builder = builder.config(f"spark.executorEnv.{name}", os.environ[name])
     os.environ["PYSPARK_PYTHON"] = executor_python
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     spark = builder.getOrCreate()
@@ -187,6 +183,12 @@ def run_campaign(config: CampaignConfig,
                  spark: SparkSession | None = None) -> dict[str, Any]:
     """Run the campaign and write its tables; return the summary (also in summary.json).
 
+    Runs go in two passes. The first runs every seed and reports each failing run as it ran;
+    the second runs again only the smallest seed of each new signature (one task each) and
+    shrinks it, for the failures table: one shrink per new signature and campaign, where
+    shrinking in the first pass cost one per signature and partition (a shrink can take
+    seconds; most runs of a buggy target fail the same way).
+
     With ``spark``, or when this process already runs a SparkSession, the campaign runs in
     that session (whose master wins over ``config.master``) and leaves it running: a caller
     with many campaigns, a test session for one, starts Spark once (the first campaign in a
@@ -196,10 +198,12 @@ def run_campaign(config: CampaignConfig,
     from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
 
     from smpref.campaign.known_failures import load_known
+    from smpref.campaign.planted import plant_name
     from smpref.campaign.reports import write_reports
     from smpref.spec.requirements import requirement_texts
 
     catalogue = load_known(config.known_files)  # a bad file fails before Spark starts
+    plant = plant_name()  # read here, so that a running session's executors get it too
     known = frozenset(catalogue)
     if spark is None:
         spark = SparkSession.getActiveSession()
@@ -214,7 +218,8 @@ def run_campaign(config: CampaignConfig,
         target, address, steps = config.target, config.address, config.steps
         counters = (sc.accumulator(0), sc.accumulator(0))
         rows = seeds.mapPartitions(lambda part: run_partition(part, target, address, steps,
-                                                              counters, known=known))
+                                                              counters, known=known,
+                                                              shrinks=False, plant=plant))
         # absolute before Spark sees it: the JVM resolves a relative path against its own
         # working folder, which is not this process's once it has changed (a campaign run in
         # a test session's SparkSession, say); summary.json and report.md are written here
@@ -225,7 +230,9 @@ def run_campaign(config: CampaignConfig,
             runs.write.mode("overwrite").parquet(f"{out}/runs")
         run_seconds = time.perf_counter() - runs_started
         runs = spark.read.parquet(f"{out}/runs")
-        failures = failure_table(runs)
+        minimal = shrink_pass(spark, runs, lambda part: run_partition(
+            part, target, address, steps, known=known, plant=plant))
+        failures = failure_table(runs, minimal)
         failures.write.mode("overwrite").parquet(f"{out}/failures")
         reached = (runs.select(F.explode("requirements").alias("requirement"))
                    .groupBy("requirement").agg(F.count("*").alias("runs")))
@@ -267,15 +274,45 @@ def run_campaign(config: CampaignConfig,
             spark.stop()
 
 
-def failure_table(runs: DataFrame) -> DataFrame:
-    """One row per signature: whether it is known, how many runs hit it, and the smallest
-    seed's record (for a new signature its minimal program; for a known one, as it ran)."""
+def shrink_pass(spark: SparkSession, runs: DataFrame,
+                run_seeds: Callable[[Iterable[int]], Iterator[dict[str, Any]]]
+                ) -> DataFrame | None:
+    """The campaign's second pass: the smallest seed of each new signature in ``runs`` run
+    again by ``run_seeds`` (a target that shrinks), one task per seed; None when no run failed
+    with a new signature."""
     from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
 
-    first = F.min(F.struct("seed", "program", "program_json", "program_steps", "message",
-                           "exchange", "failure_requirements")).alias("first")
-    return (runs.where(F.col("verdict") == "fail").groupBy("target", "signature", "known")
-            .agg(F.count("*").alias("runs"), first)
-            .select("target", "signature", "known", "runs", "first.seed", "first.program",
-                    "first.program_json", "first.program_steps", "first.message", "first.exchange",
-                    "first.failure_requirements"))
+    firsts = sorted(row["seed"] for row in (
+        runs.where((F.col("verdict") == "fail") & ~F.col("known"))
+        .groupBy("signature").agg(F.min("seed").alias("seed")).collect()))
+    if not firsts:
+        return None
+    again = spark.sparkContext.parallelize(firsts, len(firsts)).mapPartitions(run_seeds)
+    return spark.createDataFrame(again, schema=RUNS_SCHEMA)
+
+
+#: a failing run's record in the failures table, beside its signature
+RECORD = ("seed", "program", "program_json", "program_steps", "message", "exchange",
+          "failure_requirements")
+
+
+def failure_table(runs: DataFrame, minimal: DataFrame | None = None) -> DataFrame:
+    """One row per signature: whether it is known, how many runs hit it, and the smallest
+    seed's record: as it ran, or, for a new signature, the record of the same seed run again
+    and shrunk, taken from ``minimal`` when that run failed with the same signature (a live
+    server may not fail the same way twice; then the record stays as it ran)."""
+    from pyspark.sql import functions as F  # noqa: N812  (PySpark's own convention)
+
+    first = F.min(F.struct(*RECORD)).alias("first")
+    table = (runs.where(F.col("verdict") == "fail").groupBy("target", "signature", "known")
+             .agg(F.count("*").alias("runs"), first)
+             .select("target", "signature", "known", "runs",
+                     *(f"first.{column}" for column in RECORD)))
+    if minimal is None:
+        return table
+    shrunk = minimal.where(F.col("verdict") == "fail").select(
+        "signature", "seed", F.struct(*RECORD[1:]).alias("shrunk"))
+    return (table.join(shrunk, ["signature", "seed"], "left")
+            .select("target", "signature", "known", "runs", "seed",
+                    *(F.coalesce(f"shrunk.{column}", column).alias(column)
+                      for column in RECORD[1:])))

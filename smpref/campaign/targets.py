@@ -22,10 +22,13 @@ from smpref.errors import UsageError
 
 class Target(Protocol):
     """One partition's view of a target. A run whose failure has a signature in ``known`` is
-    reported as known and not shrunk (:mod:`smpref.campaign.known_failures`)."""
+    reported as known and not shrunk (:mod:`smpref.campaign.known_failures`); a new signature
+    is shrunk the first time this target meets it, unless ``shrunk`` is None (then the run is
+    reported as it ran)."""
 
     name: str
     known: frozenset[str]
+    shrunk: set[str] | None
 
     def open(self) -> None: ...
 
@@ -62,9 +65,11 @@ def targets() -> dict[str, TargetSpec]:
     return dict(_REGISTRY)
 
 
-def build(name: str, address: str | None, known: frozenset[str] = frozenset()) -> Target:
+def build(name: str, address: str | None, known: frozenset[str] = frozenset(), *,
+          shrinks: bool = True) -> Target:
     """The target ``name`` (with ``address`` for ``server``) knowing the failure signatures
-    ``known``, or a UsageError naming the choices."""
+    ``known``, shrinking new ones unless ``shrinks`` is False, or a UsageError naming the
+    choices."""
     registered = targets()
     spec = registered.get(name)
     if spec is None:
@@ -74,6 +79,8 @@ def build(name: str, address: str | None, known: frozenset[str] = frozenset()) -
         raise UsageError(f"the target {name!r} needs --address smp://...")
     target = spec.factory(address)
     target.known = known
+    if not shrinks:
+        target.shrunk = None
     return target
 
 
