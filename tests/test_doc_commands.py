@@ -2,12 +2,13 @@
 package and exits 0, so the pages cannot promise a command that fails. The lines of one block
 run in order in one folder, as a reader would type them.
 
-Three things are adapted, and only these: ``serve`` and ``client-check`` get a free port and
+Four things are adapted, and only these: ``serve`` and ``client-check`` get a free port and
 a temporary folder (and must print their address and exit 0 on SIGTERM); an address written
 with a placeholder (``<keyHash>``) is replaced by the address of a server started for this
-test; and a
-``--seconds`` budget is capped at half a second so that a page can show a long fuzz run
-(at least one seed always runs).
+test; a ``--seconds`` budget is capped at half a second so that a page can show a long fuzz
+run; and since at least one seed always runs, a ``model fuzz`` seed runs at most
+``FUZZ_EXAMPLES`` programs (a page's seed of 50 programs of 100 steps cost 8 CPU seconds here;
+the machines themselves run at depth in their own tests).
 
 A ``campaign run`` line runs in this process, through the same command-line entry point, in
 the test session's SparkSession (a campaign uses a session that is already running): as a new
@@ -31,6 +32,8 @@ import pytest
 SMPREF = shutil.which("smpref", path=str(Path(sys.executable).parent))
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+#: the programs a documented ``model fuzz`` seed runs at most (``--examples``)
+FUZZ_EXAMPLES = 3
 #: commands that listen until a signal: they get a free port and a temporary folder
 LISTENING = ("serve", "client-check")
 BLOCK = re.compile(r"^```(?:sh|bash|shell|console)\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -81,6 +84,12 @@ def adapted(args: list[str], live: str, tmp: Path) -> list[str]:
     if "--seconds" in out:
         at = out.index("--seconds") + 1
         out[at] = str(min(float(out[at]), 0.5))
+    if args[:2] == ["model", "fuzz"]:
+        if "--examples" in out:
+            at = out.index("--examples") + 1
+            out[at] = str(min(int(out[at]), FUZZ_EXAMPLES))
+        else:
+            out += ["--examples", str(FUZZ_EXAMPLES)]
     return out
 
 
@@ -130,3 +139,16 @@ def test_a_documented_block_runs(page: str, lines: list[str], tmp_path: Path,  #
                                 check=False, cwd=tmp_path)
         assert result.returncode == 0, (page, line, result.stdout[-2000:],
                                         result.stderr[-2000:])
+
+
+def test_only_the_documented_adaptations_are_made(tmp_path: Path) -> None:
+    live = "smp://abc@127.0.0.1:1"
+    assert adapted(["model", "fuzz", "--seed", "1000", "--seconds", "600", "--examples", "50"],
+                   live, tmp_path) == ["model", "fuzz", "--seed", "1000", "--seconds", "0.5",
+                                       "--examples", str(FUZZ_EXAMPLES)]
+    assert adapted(["model", "fuzz", "--store", "journal"], live, tmp_path) == [
+        "model", "fuzz", "--store", "journal", "--examples", str(FUZZ_EXAMPLES)]
+    assert adapted(["serve", "--store", "./s", "--port", "5223"], live, tmp_path) == [
+        "serve", "--store", str(tmp_path / "server"), "--port", "0"]
+    assert adapted(["conform", "smp://<keyHash>@host:5223", "--examples", "9"], live,
+                   tmp_path) == ["conform", live, "--examples", "9"]
