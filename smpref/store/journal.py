@@ -873,16 +873,28 @@ class JournalStore(QueueStore):
     # --- the cache --------------------------------------------------------------------------
 
     def _evict(self) -> None:
-        """Close queues past the LRU's bounds or idle too long (STORE-16)."""
+        """Close queues past the LRU's bounds or idle too long (STORE-16).
+
+        The walk goes from the least recently used and stops at the first queue that is
+        neither idle nor over the bounds, so it reads only the queues it closes or skips: this
+        runs each time a queue opens, and copying the whole LRU first made a sweep over n
+        queues cost n squared."""
+        if not self._open:
+            return
         idle_before = self.clock.now() - self.idle_seconds
-        entries = list(self._open.values())
-        for entry in entries:
+        newest = next(reversed(self._open.values()))
+        count, cached = len(self._open), self._cached
+        closing: list[_Queue] = []
+        for entry in self._open.values():  # closed after the walk: it must not change _open
             idle = entry.last_used < idle_before
-            over = len(self._open) > self.open_limit or self._cached > self.cache_bytes
+            over = count > self.open_limit or cached > self.cache_bytes
             if not over and not idle:
                 break
-            if entry.rid in self._dirty or (entry is entries[-1] and not idle):
+            if entry.rid in self._dirty or (entry is newest and not idle):
                 continue  # uncommitted, or the queue just used, which its caller holds
+            closing.append(entry)
+            count, cached = count - 1, cached - entry.size  # as _forget will leave them
+        for entry in closing:
             self._forget(entry)
             self.stats.evicted += 1
 
