@@ -24,7 +24,11 @@ from reqs import req
 
 from smpref.campaign.known_failures import load_known
 from smpref.campaign.live_targets import program
-from smpref.campaign.spark_job import LOCAL_JVM_OPTIONS, CampaignConfig, run_campaign
+from smpref.campaign.spark_job import (
+    QUICK_START_JVM_OPTIONS,
+    CampaignConfig,
+    run_campaign,
+)
 from smpref.campaign.targets import build, targets
 from smpref.errors import UsageError
 from smpref.spec.requirements import requirement_texts
@@ -350,7 +354,7 @@ def standalone_cluster(tmp_path: Path) -> Iterator[str]:
            "SPARK_LOG_DIR": str(tmp_path / "logs"), "SPARK_WORKER_DIR": str(tmp_path / "work"),
            "PYSPARK_PYTHON": sys.executable,
            # the daemons only schedule: the quick-start JVM options of local campaigns
-           "SPARK_DAEMON_JAVA_OPTS": LOCAL_JVM_OPTIONS}
+           "SPARK_DAEMON_JAVA_OPTS": QUICK_START_JVM_OPTIONS}
     master_url = f"spark://127.0.0.1:{port}"
     started: list[subprocess.Popen[bytes]] = []
     with open(tmp_path / "master.log", "wb") as master_log, \

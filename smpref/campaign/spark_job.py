@@ -85,13 +85,11 @@ def session(config: CampaignConfig) -> SparkSession:
     # source checkout in that folder would shadow the installed package (which carries spec/).
     os.environ["PYTHONSAFEPATH"] = "1"
     logging = f"-Dlog4j2.configurationFile={Path(__file__).with_name('log4j2.properties')}"
-    # the driver only schedules, wherever the executors are; a local master's executor is the
-    # driver's own JVM
-    driver = f"{logging} {LOCAL_JVM_OPTIONS}"
-    executor = driver if config.master.startswith("local") else logging
+    # the driver and the executors alike (a local master's executor is the driver's own JVM)
+    jvm = f"{logging} {QUICK_START_JVM_OPTIONS}"
     builder = (SparkSession.builder.master(config.master).appName("smpref campaign")
-               .config("spark.driver.extraJavaOptions", driver)
-               .config("spark.executor.extraJavaOptions", executor)
+               .config("spark.driver.extraJavaOptions", jvm)
+               .config("spark.executor.extraJavaOptions", jvm)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.python.worker.reuse", "true")
@@ -112,12 +110,12 @@ def session(config: CampaignConfig) -> SparkSession:
     return spark
 
 
-#: JVM options for the driver, and for a local master's executor (the same JVM). There the JVM
-#: only schedules tasks and writes Parquet (the programs run in Python workers), so its
-#: optimizing compiler and parallel collector cost more CPU than they save: with these, a
-#: small campaign's whole process tree used 14 CPU seconds instead of 24 (bench/README.md,
-#: "The suite").
-LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: JVM options for the driver and the executors. A campaign's JVMs only schedule tasks and
+#: write Parquet (the programs run in Python workers), so their optimizing compiler and parallel
+#: collector cost more CPU than they save: with these, a small local campaign's whole process
+#: tree used 14 CPU seconds instead of 24, and a standalone cluster's executor 7 instead of 14
+#: (bench/README.md, "The suite").
+QUICK_START_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 #: runs per partition aimed at by default: progress (accumulators) moves as partitions end
