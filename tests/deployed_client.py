@@ -27,6 +27,7 @@ from nacl.bindings import crypto_scalarmult
 from nacl.public import Box, PrivateKey, PublicKey
 from nacl.signing import SigningKey
 
+from smpref.errors import ConnectionClosedError
 from smpref.text.addresses import parse_server_address
 from smpref.transport.streams import BlockStream
 from smpref.transport.tls import client_context, session_id
@@ -261,9 +262,22 @@ class DeployedClient:
 
     async def close(self) -> None:
         self.reader.cancel()
+        # the reader's end is taken here: a task whose exception nobody retrieves is logged,
+        # traceback and all, when the garbage collector meets it, in the middle of whatever
+        # runs then (on Python 3.11 before 3.11.8 that can be another ast.parse, which then
+        # fails with "AST constructor recursion depth mismatch")
+        ended = (await asyncio.gather(self.reader, return_exceptions=True))[0]
         await self.stream.close()
+        if isinstance(ended, AssertionError):  # the server sent what this client refuses
+            raise ended
 
     async def _read(self) -> None:
+        try:
+            await self._read_blocks()
+        except ConnectionClosedError:
+            return  # the server closed the connection: request() and alive() see it ended
+
+    async def _read_blocks(self) -> None:
         while True:
             block = await self.stream.read_block()
             content = self.stream.framing.open(block)
