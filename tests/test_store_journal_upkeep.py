@@ -214,6 +214,27 @@ def test_the_lru_closes_queues_exactly_past_its_count(tmp_path: Path) -> None:
         assert store.stats.opened == n
 
 
+@req("STORE-16")
+def test_queues_a_batch_holds_close_together_once_it_commits(tmp_path: Path) -> None:
+    """A changed queue stays open until its commit, past the count; the commit then closes
+    every queue over the count at once, the least recently used first."""
+    lb = journal_lb(tmp_path / "s")
+    conn = lb.connect()
+    rids = [create(lb, conn).rid for _ in range(5)]
+    store = reopen(lb, open_limit=2)
+    for rid in rids:
+        queue = store.get(rid)
+        assert queue is not None
+        store.put(replace(queue, updated_at=queue.updated_at + 1))
+    assert (store.open_count(), store.stats.evicted) == (5, 0)  # none closes uncommitted
+    store.commit()
+    assert (store.open_count(), store.stats.evicted) == (2, 3)
+    assert store.stats.opened == 5
+    for rid in rids[-2:]:  # the two used last are the two still open: nothing opens again
+        assert store.get(rid) is not None
+    assert store.stats.opened == 5
+
+
 def cached_size(root: Path, lb: Loopback, rid: bytes) -> int:
     """What an open queue counts against the byte bound, by STORE-16: 1 KiB, its blob and its
     stored records, read from the queue's files by a second, read-only store."""
