@@ -230,8 +230,10 @@ def run_campaign(config: CampaignConfig,
         runs = spark.read.parquet(f"{out}/runs")
         minimal = shrink_pass(spark, runs, lambda part: run_partition(
             part, target, address, steps, known=known, plant=plant))
-        failures = failure_table(runs, minimal)
-        failures.write.mode("overwrite").parquet(f"{out}/failures")
+        failure_table(runs, minimal).write.mode("overwrite").parquet(f"{out}/failures")
+        # read back: the table's lineage holds the second pass, which would run (and shrink)
+        # again for every later action on it
+        failures = spark.read.parquet(f"{out}/failures")
         reached = (runs.select(F.explode("requirements").alias("requirement"))
                    .groupBy("requirement").agg(F.count("*").alias("runs")))
         every = spark.createDataFrame([(r,) for r in sorted(requirement_texts())],
