@@ -331,8 +331,9 @@ def test_a_plant_is_taken_out_when_its_block_ends(monkeypatch: pytest.MonkeyPatc
             assert now() is not honest, name
             raise RuntimeError
         assert now() is honest, name
+    honest = {name: now() for name, now in watched.items()}
     with planting.planted(None):
-        assert all(now() is not None for now in watched.values())
+        assert {name: now() for name, now in watched.items()} == honest
     monkeypatch.setenv("SMPREF_TEST_PLANT", "nonsense")
     with pytest.raises(UsageError, match="names no planted bug"):
         planting.plant_name()

@@ -17,42 +17,28 @@ replay`` plants it for its whole process (:func:`plant_from_environment`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, MutableMapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
+from unittest import mock
 
 from smpref.errors import UsageError
 
 ENV = "SMPREF_TEST_PLANT"
 
-#: takes a planted bug out again
-Undo = Callable[[], None]
+#: a bug as unittest.mock's patcher: entered (or started) it is planted, left (or stopped) it
+#: is taken out again
+Patch = AbstractContextManager[Any]
 
 
-def _replace(owner: Any, name: str, value: Any) -> Undo:
-    honest = getattr(owner, name)
-    setattr(owner, name, value)
-    return lambda: setattr(owner, name, honest)
-
-
-def _replace_item(mapping: MutableMapping[Any, Any], key: Any, value: Any) -> Undo:
-    honest = mapping[key]
-    mapping[key] = value
-
-    def undo() -> None:
-        mapping[key] = honest
-
-    return undo
-
-
-def _ack_any_id() -> Undo:
+def _ack_any_id() -> Patch:
     from smpref.model import rules
     from smpref.model.rules import Guard
 
-    return _replace_item(rules.GUARDS, Guard.OTHER_MESSAGE, lambda _step: False)
+    return mock.patch.dict(rules.GUARDS, {Guard.OTHER_MESSAGE: lambda _step: False})
 
 
-def _unsigned_send() -> Undo:
+def _unsigned_send() -> Patch:
     from smpref.model import server
     from smpref.model.states import Credential
 
@@ -63,10 +49,10 @@ def _unsigned_send() -> Undo:
             step.credential = Credential.VALID
         return honest(step)
 
-    return _replace(server, "decide_step", decide_step)
+    return mock.patch.object(server, "decide_step", decide_step)
 
 
-def _server_quota() -> Undo:
+def _server_quota() -> Patch:
     from dataclasses import replace
 
     from smpref.serve import listener
@@ -77,12 +63,12 @@ def _server_quota() -> Undo:
         honest(self, *args, **kwargs)
         self.model.config = replace(self.model.config, quota=2)
 
-    return _replace(listener.SmpServer, "__init__", init)
+    return mock.patch.object(listener.SmpServer, "__init__", init)
 
 
-BUGS: dict[str, Callable[[], Undo]] = {"ack-any-id": _ack_any_id,
-                                       "unsigned-send": _unsigned_send,
-                                       "server-quota": _server_quota}
+BUGS: dict[str, Callable[[], Patch]] = {"ack-any-id": _ack_any_id,
+                                        "unsigned-send": _unsigned_send,
+                                        "server-quota": _server_quota}
 _planted: set[str] = set()
 
 
@@ -105,11 +91,8 @@ def planted(name: str | None) -> Iterator[None]:
     if name is None or name in _planted:
         yield
         return
-    undo = BUGS[name]()
-    try:
+    with BUGS[name]():
         yield
-    finally:
-        undo()
 
 
 def plant_from_environment() -> None:
@@ -118,5 +101,5 @@ def plant_from_environment() -> None:
     name = plant_name()
     if name is None or name in _planted:
         return
-    BUGS[name]()
+    BUGS[name]().start()  # type: ignore[attr-defined]  # a patcher; never stopped
     _planted.add(name)
