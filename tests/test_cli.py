@@ -113,6 +113,48 @@ def test_every_command_has_help() -> None:
         assert result.returncode == 0 and "Usage:" in result.stdout, args
 
 
+def test_the_command_table_names_every_commands_module() -> None:
+    """smpref.cli.app.COMMAND_MODULES is where each top-level command loads from: it must list
+    every command each module's COMMANDS defines, and nothing else."""
+    import importlib
+    import pkgutil
+
+    import smpref.cli
+    from smpref.cli.app import COMMAND_MODULES
+
+    defined = {}
+    for info in pkgutil.iter_modules(smpref.cli.__path__):
+        module = importlib.import_module(f"smpref.cli.{info.name}")
+        for command in getattr(module, "COMMANDS", ()):
+            defined[command.name] = info.name
+    assert defined == COMMAND_MODULES
+
+
+#: a command run in a new process, and then the command modules and servers it imported
+LOADED = """
+import sys
+from click.testing import CliRunner
+from smpref.cli import main
+done = CliRunner().invoke(main, sys.argv[1:])
+assert done.exit_code == 0, done.output
+print(" ".join(sorted(m for m in sys.modules if m.startswith(("smpref.cli.", "smpref.serve",
+                                                                "smpref.agent", "pyspark")))))
+"""
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    """``smpref link parse`` starts without the server, the agent, Spark or the other
+    commands' modules; ``--help`` lists every command all the same."""
+    link = "https://smp8.simplex.im/c/#" + "abcdefghij0123456789" * 2 + "abc"
+    done = subprocess.run([sys.executable, "-P", "-c", LOADED, "link", "parse", link],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["smpref.cli.app", "smpref.cli.output",
+                                   "smpref.cli.text_commands"]
+    listed = run("--help").stdout
+    assert all(f"  {name} " in listed for name in ("campaign", "client-check", "serve",
+                                                   "vectors", "wire", "link"))
+
+
 def test_demo_runs() -> None:
     result = run("demo")
     assert result.returncode == 0, result.stderr

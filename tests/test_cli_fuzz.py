@@ -40,7 +40,10 @@ NETWORK = {"serve", "conform", "run", "client-check"}
 
 def leaves(group: click.Group, path: tuple[str, ...] = ()
            ) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # as click walks it: commands load when named
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         if isinstance(command, click.Group):
             yield from leaves(command, (*path, name))
         else:

@@ -9,6 +9,7 @@ the same way, as an internal error, with exit status 3.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -75,28 +76,44 @@ class SmprefGroup(click.Group):
             sys.exit(EXIT_BAD_INPUT)
 
 
-@click.group(cls=SmprefGroup)
+#: the module (under smpref.cli) that defines each top-level command. A command imports its
+#: own module only, so that ``smpref link parse`` starts without the server, the agent or
+#: Spark's glue; ``smpref --help`` and the reference pages import them all.
+#: tests/test_cli.py checks this table against every module's ``COMMANDS``.
+COMMAND_MODULES: dict[str, str] = {
+    "campaign": "campaign_commands",
+    "client-check": "client_check_commands",
+    "conform": "network",
+    "demo": "network",
+    "docs": "doc_commands",
+    "link": "text_commands",
+    "model": "model_commands",
+    "run": "network",
+    "serve": "network",
+    "spec": "doc_commands",
+    "store": "model_commands",
+    "uri": "text_commands",
+    "vectors": "vector_commands",
+    "wire": "wire_commands",
+}
+
+
+class CommandLine(SmprefGroup):
+    """The ``smpref`` group: its subcommands load when named (click's lazy loading, through
+    ``list_commands`` and ``get_command``, which is how anything walking the tree must ask)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            module = importlib.import_module(f"smpref.cli.{COMMAND_MODULES[cmd_name]}")
+            for command in module.COMMANDS:
+                self.add_command(command)
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=CommandLine)
 @click.version_option(__version__, prog_name="smpref", message="%(prog)s %(version)s")
 def main() -> None:
     """smpref: reference implementation and test vectors for the SMP queue design."""
-
-
-def _register() -> None:
-    from smpref.cli import (
-        campaign_commands,
-        client_check_commands,
-        doc_commands,
-        model_commands,
-        network,
-        text_commands,
-        vector_commands,
-        wire_commands,
-    )
-
-    for module in (text_commands, wire_commands, vector_commands, model_commands,
-                   doc_commands, network, client_check_commands, campaign_commands):
-        for command in module.COMMANDS:
-            main.add_command(command)
-
-
-_register()

@@ -72,8 +72,10 @@ def _walk(command: click.Command, path: str, parent: click.Context | None) -> li
     ctx = click.Context(command, info_name=path.rsplit(maxsplit=1)[-1], parent=parent)
     if isinstance(command, click.Group):
         lines: list[str] = []
-        for name in sorted(command.commands):
-            lines += _walk(command.commands[name], f"{path} {name}", ctx)
+        for name in command.list_commands(ctx):  # the tree's own order, loading each
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
+            lines += _walk(sub, f"{path} {name}", ctx)
         return lines
     return _section(command, path, ctx)
 
