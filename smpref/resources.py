@@ -8,13 +8,23 @@ what users install.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.util
 import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TypeVar
 
 from smpref.errors import ResourceMissingError
+
+T = TypeVar("T")
 
 
 def _data_root() -> Traversable:
@@ -67,12 +77,78 @@ def parser_cache(name: str) -> str | bool:
     does not load (a file a concurrent process is still writing, say), and it never fails a
     parse for a cache it cannot write. ``False`` (no cache) when ``SMPREF_NO_CACHE`` is set or
     the folder cannot be made."""
+    folder = cache_folder()
+    return False if folder is None else str(folder / f"lark-{name}.cache")
+
+
+def cache_folder() -> Path | None:
+    """The user's own cache folder for smpref (``$XDG_CACHE_HOME/smpref`` or
+    ``~/.cache/smpref``), made if needed, readable by the user only: what is kept there is read
+    back with pickle. None when ``SMPREF_NO_CACHE`` is set or the folder cannot be made; a
+    cache may only ever save time."""
     if os.environ.get("SMPREF_NO_CACHE"):
-        return False
+        return None
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     folder = Path(base) / "smpref"
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError:
-        return False
-    return str(folder / f"lark-{name}.cache")
+        return None
+    return folder
+
+
+def kept(kind: str, data: bytes, modules: tuple[str, ...], result: type[T],
+         make: Callable[[], T]) -> T:
+    """``make()``, kept between processes in the user's cache folder (:func:`cache_folder`).
+
+    The file is named by a hash of ``data`` (what ``make`` reads), the code of ``modules`` (what
+    decides what it makes) and the Python version, so a change to any of them makes a new one;
+    writing it removes what other versions kept for the same ``kind``. It starts with the
+    SHA-256 of the rest, and is written whole or not at all: a damaged, half-written or foreign
+    file is never unpickled, a value that is not a ``result`` is not used, and a cache that
+    cannot be read or written only costs the time of ``make()``."""
+    folder = cache_folder()
+    if folder is None:
+        return make()
+    digest = hashlib.sha256(data)
+    try:
+        for name in modules:
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.origin is None:
+                return make()
+            digest.update(Path(spec.origin).read_bytes())
+    except OSError:
+        return make()
+    digest.update(sys.version.encode())
+    path = folder / f"{kind}-{digest.hexdigest()[:32]}.pickle"
+    try:
+        stored = path.read_bytes()
+        if hashlib.sha256(stored[32:]).digest() == stored[:32]:
+            value = pickle.loads(stored[32:])
+            if isinstance(value, result):
+                return value
+    except Exception:  # absent, unreadable or not ours: made again
+        pass
+    value = make()
+    _keep(path, kind, value)
+    return value
+
+
+def _keep(path: Path, kind: str, value: object) -> None:
+    try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{kind}-")
+    except OSError:
+        return
+    try:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(fd, "wb") as out:
+            out.write(hashlib.sha256(data).digest() + data)
+        os.replace(name, path)
+    except Exception:  # a full disk, an unpicklable value: nothing kept
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        return
+    for old in path.parent.glob(f"{kind}-*.pickle"):
+        if old != path:
+            with contextlib.suppress(OSError):
+                old.unlink()

@@ -130,29 +130,74 @@ def test_the_command_table_names_every_commands_module() -> None:
     assert defined == COMMAND_MODULES
 
 
-#: a command run in a new process, and then the command modules and servers it imported
+#: a command run in a new process, and then the modules of smpref and Spark it imported
 LOADED = """
 import sys
 from click.testing import CliRunner
 from smpref.cli import main
 done = CliRunner().invoke(main, sys.argv[1:])
 assert done.exit_code == 0, done.output
-print(" ".join(sorted(m for m in sys.modules if m.startswith(("smpref.cli.", "smpref.serve",
-                                                                "smpref.agent", "pyspark")))))
+print(" ".join(sorted(m for m in sys.modules if m.startswith(("smpref.", "pyspark")))))
 """
+
+
+def loaded(*args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-P", "-c", LOADED, *args],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.split()
 
 
 def test_a_command_imports_only_its_own_module() -> None:
     """``smpref link parse`` starts without the server, the agent, Spark or the other
     commands' modules; ``--help`` lists every command all the same."""
     link = "https://smp8.simplex.im/c/#" + "abcdefghij0123456789" * 2 + "abc"
-    done = subprocess.run([sys.executable, "-P", "-c", LOADED, "link", "parse", link],
-                          capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["smpref.cli.app", "smpref.cli.output",
-                                   "smpref.cli.text_commands"]
+    modules = loaded("link", "parse", link)
+    assert [m for m in modules if m.startswith(("smpref.cli.", "smpref.serve", "smpref.agent",
+                                                "pyspark"))] == [
+        "smpref.cli.app", "smpref.cli.output", "smpref.cli.text_commands"]
     listed = run("--help").stdout
     assert all(f"  {name} " in listed for name in ("campaign", "client-check", "serve",
                                                    "vectors", "wire", "link"))
+
+
+def test_vectors_verify_runs_on_the_independent_checks_alone() -> None:
+    """``smpref vectors verify`` imports neither the generators nor anything they are built on
+    (the wire codecs, the notation, the model, smpref's own crypto): a vector is checked by
+    the second code path only."""
+    modules = loaded("vectors", "verify")
+    assert "smpref.vectors.independent" in modules
+    assert not [m for m in modules if m.startswith((
+        "smpref.vectors.generators", "smpref.wire", "smpref.notation", "smpref.model",
+        "smpref.crypto"))]
+
+
+@pytest.mark.parametrize("shown", [False, True])
+def test_an_internal_error_is_one_line_and_exit_3(shown: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in smpref (here: a parser that raises what no input error is) ends with one line
+    naming it and exit status 3; SMPREF_TRACEBACK=1 adds the traceback after that line."""
+    from click.testing import CliRunner
+
+    from smpref.cli import main
+    from smpref.text import addresses
+
+    def broken(text: str) -> None:
+        raise KeyError("planted")
+
+    monkeypatch.setattr(addresses, "parse_uri", broken)
+    if shown:
+        monkeypatch.setenv("SMPREF_TRACEBACK", "1")
+    else:
+        monkeypatch.delenv("SMPREF_TRACEBACK", raising=False)
+    done = CliRunner().invoke(main, ["uri", "parse", "smp://x@y"])
+    assert done.exit_code == 3
+    first, *rest = done.stderr.splitlines()
+    assert first.startswith("error: internal error: KeyError: 'planted' (a bug in smpref")
+    assert "SMPREF_TRACEBACK=1" in first
+    if shown:
+        assert rest[0] == "Traceback (most recent call last):" and "in broken" in done.stderr
+    else:
+        assert rest == []
 
 
 def test_demo_runs() -> None:

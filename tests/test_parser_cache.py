@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from smpref.notation import load
 from smpref.resources import parser_cache
 
 #: parses with both kinds of grammar (the notation at import, an address on demand), printed
@@ -41,16 +43,60 @@ def test_the_tables_are_kept_private_and_give_the_same_parses(tmp_path: Path) ->
     home = tmp_path / "cache"
     first = probe(home)
     folder = home / "smpref"
-    assert sorted(p.name for p in folder.iterdir()) == ["lark-commands.cache",
-                                                        "lark-smp_uri.cache"]
+    names = sorted(p.name for p in folder.iterdir())
+    assert names[:2] == ["lark-commands.cache", "lark-smp_uri.cache"]
+    assert len(names) == 3 and re.fullmatch(r"notation-[0-9a-f]{32}\.pickle", names[2])
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert probe(home) == first  # read back from the cache
     for path in folder.iterdir():  # damaged: built again, the same parses
         path.write_bytes(path.read_bytes()[:100])
     assert probe(home) == first
-    assert (folder / "lark-commands.cache").stat().st_size > 100  # and written again
+    for name in names:  # and written again
+        assert (folder / name).stat().st_size > 100, name
+    notation = folder / names[2]
+    data = bytearray(notation.read_bytes())  # one byte changed, the same size: not read
+    data[len(data) // 2] ^= 0x01
+    notation.write_bytes(bytes(data))
+    assert probe(home) == first
+    assert notation.read_bytes() != bytes(data)
     assert probe(tmp_path / "other", SMPREF_NO_CACHE="1") == first
     assert not (tmp_path / "other").exists()
+
+
+#: load() in a new process with the parser broken: it can only succeed from the cache
+FROM_CACHE = """
+from smpref.errors import NotationError
+from smpref.notation import parser
+def broken(text):
+    raise NotationError("the parser ran")
+parser.parse_definitions = broken
+print(sorted(parser.load().messages)[:3])
+"""
+
+
+def test_the_definitions_are_read_back_without_parsing(tmp_path: Path) -> None:
+    """A warm cache gives the definitions without parsing the notation; what another version
+    of the parser kept is never read, and is removed once the new one is kept."""
+    env = {k: v for k, v in os.environ.items() if k != "SMPREF_NO_CACHE"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+
+    def from_cache() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-P", "-c", FROM_CACHE], capture_output=True,
+                              text=True, env=env, check=False)
+
+    cold = from_cache()
+    assert cold.returncode != 0 and "the parser ran" in cold.stderr
+    probe(tmp_path / "cache")  # parses, and keeps the definitions
+    warm = from_cache()
+    assert warm.returncode == 0, warm.stderr
+    assert warm.stdout.strip() == repr(sorted(load().messages)[:3])
+    folder = tmp_path / "cache" / "smpref"
+    (kept,) = folder.glob("notation-*.pickle")
+    stale = folder / ("notation-" + "0" * 32 + ".pickle")
+    kept.rename(stale)  # as if an older parser had kept it: another name, never read
+    assert "the parser ran" in from_cache().stderr
+    probe(tmp_path / "cache")
+    assert [p.name for p in folder.glob("notation-*.pickle")] == [kept.name]
 
 
 def test_no_cache_where_the_folder_cannot_be_made(tmp_path: Path,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -43,6 +42,8 @@ class SmprefCommand(click.Command):
                                    "where)")
             report(internal, as_json=as_json)
             if os.environ.get(TRACEBACK_VARIABLE):
+                import traceback  # only here: importing it costs every command 10 ms
+
                 traceback.print_exc()
             sys.exit(EXIT_INTERNAL)
 

@@ -19,8 +19,15 @@ one line to standard error, `error: <what> (<where>)`: the column for links and 
 path and byte offset for binary data, the file for paths. With `--json` the error is printed to
 standard output as one JSON object, `{"error": ..., "column": ...}`, with the location fields
 the error has (`option`, `path`, `field`, `offset`, `column`, `line`). No subcommand prints a
-traceback. The JSON field names of each command's output are described in
-[JSON forms](../json.md).
+traceback (set `SMPREF_TRACEBACK=1` to see where an internal error came from). The JSON field
+names of each command's output are described in [JSON forms](../json.md).
+
+A command loads only the code it runs, and keeps what every start would otherwise compute again
+in the user's cache folder, `$XDG_CACHE_HOME/smpref` (`~/.cache/smpref` by default, readable by
+the user only): the parse tables of the notation and address grammars and the parsed
+`spec/commands.smpn`, each named or checked by a hash of what made it, so a change to the spec or
+to smpref makes new ones. The cache only saves time (about a third of a command's start): a
+damaged, missing or unwritable one gives the same results. `SMPREF_NO_CACHE=1` turns it off.
 """
 
 

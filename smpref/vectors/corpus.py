@@ -18,7 +18,6 @@ import jsonschema
 
 from smpref.errors import NotVectorsError, VectorCheckError, VectorError
 from smpref.vectors import note
-from smpref.vectors.generators import corpus
 from smpref.vectors.independent import CHECKS
 from smpref.vectors.independent.shared import reset
 from smpref.vectors.vector_sets import canonical
@@ -37,6 +36,10 @@ PUBLISHED_PUBLIC_KEY = bytes.fromhex(
 def write(out: Path) -> list[str]:
     """Write every file and the manifest text. A signature already in ``out/MANIFEST`` for the
     same text is kept; otherwise the manifest is left unsigned. Returns the paths written."""
+    # the generators (and the wire codecs under them) only here: `vectors verify` must start
+    # without them, and checks with smpref.vectors.independent alone
+    from smpref.vectors.generators import corpus
+
     files = {path: canonical(obj) for path, obj in corpus().items()}
     for path, data in files.items():
         target = out / path
