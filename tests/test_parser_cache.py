@@ -65,24 +65,29 @@ def test_the_tables_are_kept_private_and_give_the_same_parses(tmp_path: Path) ->
 
 #: load() in a new process with the parser broken: it can only succeed from the cache
 FROM_CACHE = """
+import sys
 from smpref.errors import NotationError
 from smpref.notation import parser
 def broken(text):
     raise NotationError("the parser ran")
 parser.parse_definitions = broken
+if sys.argv[1:] == ["grammar changed"]:
+    grammar = parser.grammar_text
+    parser.grammar_text = lambda name: grammar(name) + "\\n// changed\\n"
 print(sorted(parser.load().messages)[:3])
 """
 
 
 def test_the_definitions_are_read_back_without_parsing(tmp_path: Path) -> None:
-    """A warm cache gives the definitions without parsing the notation; what another version
-    of the parser kept is never read, and is removed once the new one is kept."""
+    """A warm cache gives the definitions without parsing the notation; another grammar or
+    what another version of the parser kept is never read, and the latter is removed once the
+    new one is kept."""
     env = {k: v for k, v in os.environ.items() if k != "SMPREF_NO_CACHE"}
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
 
-    def from_cache() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-P", "-c", FROM_CACHE], capture_output=True,
-                              text=True, env=env, check=False)
+    def from_cache(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-P", "-c", FROM_CACHE, *args],
+                              capture_output=True, text=True, env=env, check=False)
 
     cold = from_cache()
     assert cold.returncode != 0 and "the parser ran" in cold.stderr
@@ -90,6 +95,8 @@ def test_the_definitions_are_read_back_without_parsing(tmp_path: Path) -> None:
     warm = from_cache()
     assert warm.returncode == 0, warm.stderr
     assert warm.stdout.strip() == repr(sorted(load().messages)[:3])
+    # the grammar the notation is parsed with is part of what names the file
+    assert "the parser ran" in from_cache("grammar changed").stderr
     folder = tmp_path / "cache" / "smpref"
     (kept,) = folder.glob("notation-*.pickle")
     stale = folder / ("notation-" + "0" * 32 + ".pickle")

@@ -250,7 +250,9 @@ def load() -> Definitions:
     and kept between processes in the user's cache folder (smpref.resources.kept): parsing
     costs about 30 ms of every smpref process's start, reading back about 1."""
     text = spec_text("commands.smpn")
-    return kept("notation", text.encode(), _PARSER_MODULES, Definitions,
+    # what a parse reads: the notation and the grammar it is parsed with
+    read = (text + "\0" + grammar_text("commands")).encode()
+    return kept("notation", read, _PARSER_MODULES, Definitions,
                 lambda: parse_definitions(text))
 
 
