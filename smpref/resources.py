@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import os
 import pickle
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -83,15 +84,22 @@ def parser_cache(name: str) -> str | bool:
 
 def cache_folder() -> Path | None:
     """The user's own cache folder for smpref (``$XDG_CACHE_HOME/smpref`` or
-    ``~/.cache/smpref``), made if needed, readable by the user only: what is kept there is read
-    back with pickle. None when ``SMPREF_NO_CACHE`` is set or the folder cannot be made; a
-    cache may only ever save time."""
+    ``~/.cache/smpref``), made if needed. What is kept there (Lark's tables, :func:`kept`) is
+    read back with pickle, so whoever can write to the folder can run code in smpref: a folder
+    another user owns is not used, and one of the user's own that others can reach is made
+    private first. None when ``SMPREF_NO_CACHE`` is set or the folder cannot be made or made
+    private; a cache may only ever save time."""
     if os.environ.get("SMPREF_NO_CACHE"):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     folder = Path(base) / "smpref"
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        status = folder.lstat()
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
+            return None
+        if status.st_mode & 0o077:
+            folder.chmod(0o700)
     except OSError:
         return None
     return folder
@@ -101,12 +109,14 @@ def kept(kind: str, data: bytes, modules: tuple[str, ...], result: type[T],
          make: Callable[[], T]) -> T:
     """``make()``, kept between processes in the user's cache folder (:func:`cache_folder`).
 
-    The file is named by a hash of ``data`` (what ``make`` reads), the code of ``modules`` (what
-    decides what it makes) and the Python version, so a change to any of them makes a new one;
-    writing it removes what other versions kept for the same ``kind``. It starts with the
-    SHA-256 of the rest, and is written whole or not at all: a damaged, half-written or foreign
-    file is never unpickled, a value that is not a ``result`` is not used, and a cache that
-    cannot be read or written only costs the time of ``make()``."""
+    The file is named by a hash of ``data`` (what ``make`` reads, versions of the libraries it
+    uses included), the code of ``modules`` (what decides what it makes) and the Python version,
+    so a change to any of them makes a new one; the :data:`KEPT_VERSIONS` newest files of a
+    ``kind`` are kept (two installs may share the folder), older ones removed. A file starts
+    with the SHA-256 of the rest and is written whole or not at all, so a damaged or half-written
+    one is never unpickled; the folder is the user's own (:func:`cache_folder`). A value that
+    is not a ``result`` is not used, and a cache that cannot be read or written only costs the
+    time of ``make()``."""
     folder = cache_folder()
     if folder is None:
         return make()
@@ -134,21 +144,27 @@ def kept(kind: str, data: bytes, modules: tuple[str, ...], result: type[T],
     return value
 
 
+#: how many files of one kind :func:`kept` leaves (the newest): an install and another sharing
+#: the cache folder do not remove each other's
+KEPT_VERSIONS = 4
+
+
 def _keep(path: Path, kind: str, value: object) -> None:
     try:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{kind}-")
-    except OSError:
+    except Exception:  # an unpicklable value, no room for a file: nothing kept
         return
     try:
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(fd, "wb") as out:
             out.write(hashlib.sha256(data).digest() + data)
         os.replace(name, path)
-    except Exception:  # a full disk, an unpicklable value: nothing kept
+    except OSError:  # a full disk: nothing kept
         with contextlib.suppress(OSError):
             os.unlink(name)
         return
-    for old in path.parent.glob(f"{kind}-*.pickle"):
-        if old != path:
-            with contextlib.suppress(OSError):
-                old.unlink()
+    with contextlib.suppress(OSError):
+        others = sorted((p for p in path.parent.glob(f"{kind}-*.pickle") if p != path),
+                        key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in others[KEPT_VERSIONS - 1:]:
+            old.unlink()

@@ -160,6 +160,36 @@ def test_a_command_imports_only_its_own_module() -> None:
                                                    "vectors", "wire", "link"))
 
 
+def test_a_mistyped_command_is_told_the_closest_one() -> None:
+    """click suggests from the commands it has: every one, though none is loaded yet."""
+    done = run("lnk", "parse", "x")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("error: No such command 'lnk'. Did you mean 'link'? "
+                                   "(see 'smpref --help')")
+
+
+def test_the_command_reference_has_every_command(tmp_path: Path) -> None:
+    """`smpref docs cli`, in a new process where no command is loaded yet, has a section for
+    every command click can run."""
+    import click
+
+    from smpref.cli import main
+
+    def leaves(group: click.Group, path: str) -> list[str]:
+        ctx = click.Context(group)
+        found: list[str] = []
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            found += (leaves(command, f"{path} {name}") if isinstance(command, click.Group)
+                      else [f"{path} {name}"])
+        return found
+
+    page = tmp_path / "cli.md"
+    assert run("docs", "cli", "--out", str(page)).returncode == 0
+    sections = re.findall(r"^## `(smpref [^`]+)`$", page.read_text(), re.M)
+    assert sections == leaves(main, "smpref") and len(sections) > 20
+
+
 def test_vectors_verify_runs_on_the_independent_checks_alone() -> None:
     """``smpref vectors verify`` imports neither the generators nor anything they are built on
     (the wire codecs, the notation, the model, smpref's own crypto): a vector is checked by

@@ -11,6 +11,7 @@ import ast
 from functools import cache
 from typing import Any
 
+import lark
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
@@ -250,8 +251,8 @@ def load() -> Definitions:
     and kept between processes in the user's cache folder (smpref.resources.kept): parsing
     costs about 30 ms of every smpref process's start, reading back about 1."""
     text = spec_text("commands.smpn")
-    # what a parse reads: the notation and the grammar it is parsed with
-    read = (text + "\0" + grammar_text("commands")).encode()
+    # what a parse reads: the notation, the grammar, and Lark, which parses with it
+    read = "\0".join((text, grammar_text("commands"), lark.__version__)).encode()
     return kept("notation", read, _PARSER_MODULES, Definitions,
                 lambda: parse_definitions(text))
 
