@@ -108,13 +108,12 @@ class CommandLine(SmprefGroup):
 
     def resolve_command(self, ctx: click.Context, args: list[str]
                         ) -> tuple[str | None, click.Command | None, list[str]]:
-        name = args[0] if args else ""
-        if (self.get_command(ctx, name) is None and not ctx.resilient_parsing
-                and not name.startswith("-")):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
             # click suggests from the commands loaded so far: suggest from all of them
-            raise click.exceptions.NoSuchCommand(name, possibilities=self.list_commands(ctx),
-                                                 ctx=ctx)
-        return super().resolve_command(ctx, args)
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx) from None
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
