@@ -32,11 +32,11 @@ $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 run: $(VENV)/.installed
 	$(BIN)/smpref run --reports reports --vectors vectors
 
-# Lint, mypy and the vectors' check run beside the suite, which leaves part of a core idle
-# (docs/testing.md, "Speed"); the docs build comes after, since it writes pages tests read.
+# Lint, mypy, the vectors' check and the generated docs pages run beside the suite, which
+# leaves part of a core idle (docs/testing.md, "Speed"). No test reads the pages `docs` writes:
+# tests/test_docs_site.py builds its own, and tests/test_doc_commands.py skips them.
 test: $(VENV)/.installed
-	$(MAKE) --no-print-directory -j2 lint typecheck unit vectors
-	$(MAKE) --no-print-directory docs
+	$(MAKE) --no-print-directory -j2 lint typecheck unit vectors docs
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check smpref tests bench mutation
