@@ -121,9 +121,9 @@ def salsa20_stream(key: bytes, nonce8: bytes, length: int) -> bytes:
     Every block is computed at once: word ``j`` of all the states is one integer holding word
     ``j`` of block ``i`` in its lane ``i`` (bits 64i to 64i+31), and :func:`_rounds` runs on
     those integers with a mask of every lane. Only the counter differs between blocks."""
-    blocks = -(-length // 64)
-    if blocks == 0:
+    if length <= 0:
         return b""
+    blocks = -(-length // 64)
     lane_ones = int.from_bytes((b"\x01" + bytes(7)) * blocks, "little")
     mask = _MASK * lane_ones
 

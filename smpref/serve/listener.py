@@ -94,7 +94,8 @@ class ServeConfig:
     sweep_interval: float = 60.0
     sweep_slice: int = 256
     pages: bool = True
-    #: fsync every commit (STORE-10); False only for benchmarks: an OK is then not durable
+    #: fsync every commit (STORE-10); False only for benchmarks and for the embedded servers
+    #: whose store is a temporary folder (conformance, campaigns): an OK is then not durable
     store_sync: bool = True
     #: threads writing the queues of one group commit in parallel
     commit_workers: int = 8
