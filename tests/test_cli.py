@@ -135,14 +135,14 @@ LOADED = """
 import sys
 from click.testing import CliRunner
 from smpref.cli import main
-done = CliRunner().invoke(main, sys.argv[1:])
-assert done.exit_code == 0, done.output
-print(" ".join(sorted(m for m in sys.modules if m.startswith(("smpref.", "pyspark")))))
+done = CliRunner().invoke(main, sys.argv[2:])
+assert done.exit_code == int(sys.argv[1]), done.output
+print(" ".join(sorted(m for m in sys.modules if m.startswith(("smpref.", "pyspark", "rich")))))
 """
 
 
-def loaded(*args: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-P", "-c", LOADED, *args],
+def loaded(*args: str, status: int = 0) -> list[str]:
+    done = subprocess.run([sys.executable, "-P", "-c", LOADED, str(status), *args],
                           capture_output=True, text=True, check=True)
     return done.stdout.split()
 
@@ -158,6 +158,19 @@ def test_a_command_imports_only_its_own_module() -> None:
     listed = run("--help").stdout
     assert all(f"  {name} " in listed for name in ("campaign", "client-check", "serve",
                                                    "vectors", "wire", "link"))
+
+
+@pytest.mark.parametrize("args", [["serve", "--port", "x"], ["client-check", "--port", "x"],
+                                  ["conform", "--version", "x"],
+                                  ["run", "--reports", "/proc/version/x"]])
+def test_a_refused_value_loads_nothing_the_command_would_run(args: list[str]) -> None:
+    """A command that opens sockets, given a bad value, exits 2 before loading the server,
+    the runners, the agent, Spark or rich (a third of a second of CPU each time)."""
+    modules = loaded(*args, status=2)
+    assert "smpref.cli.app" in modules
+    heavy = ("smpref.serve", "smpref.conform", "smpref.clientcheck", "smpref.agent",
+             "smpref.cli.main_job", "pyspark", "rich")
+    assert [m for m in modules if m.startswith(heavy)] == [], args
 
 
 def test_a_mistyped_command_is_told_the_closest_one() -> None:

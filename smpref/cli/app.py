@@ -85,7 +85,7 @@ COMMAND_MODULES: dict[str, str] = {
     "campaign": "campaign_commands",
     "client-check": "client_check_commands",
     "conform": "network",
-    "demo": "network",
+    "demo": "demo_commands",
     "docs": "doc_commands",
     "link": "text_commands",
     "model": "model_commands",

@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from smpref.cli.app import SmprefCommand
 from smpref.cli.network import bind_host
@@ -153,6 +151,9 @@ async def _check(folder: Path, serve: ServeConfig, config: CheckConfig
 
 
 def _print(report: ClientReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     out = Console(width=140)
     table = Table(title=f"smpref client-check {report.address}")
     for column in ("check", "verdict", "requirements", "detail"):

@@ -1,5 +1,8 @@
-"""``smpref serve``, ``smpref conform``, ``smpref run`` and ``smpref demo``: the commands that
-open sockets. Every path, host and password is checked before anything is started."""
+"""``smpref serve``, ``smpref conform`` and ``smpref run``: the commands that open sockets.
+Every path, host and password is checked before anything is started.
+
+What only a running command needs (the server, the runner, rich's tables) is imported when it
+runs: a command refused for a bad value, or asked for ``--help``, loads none of it."""
 
 from __future__ import annotations
 
@@ -13,11 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from smpref.agent.state import Profile
-from smpref.cli.app import SmprefCommand, SmprefGroup
+from smpref.cli.app import SmprefCommand
 from smpref.cli.output import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -31,6 +31,8 @@ from smpref.cli.output import (
 from smpref.transport.versions import DEPLOYED_VERSIONS, SMPREF_VERSION
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from smpref.conform.runner import Result
     from smpref.serve.listener import ServeConfig
 
@@ -217,6 +219,9 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
                  "requirements": list(c.requirements)} for c in cases], indent=2) + "\n",
                 encoding="utf-8")
         return
+    from rich.console import Console
+    from rich.table import Table
+
     err = Console(stderr=True)
     if version is not None and version not in (*DEPLOYED_VERSIONS, SMPREF_VERSION):
         fail(f"smpref speaks deployed versions {DEPLOYED_VERSIONS[0]}-{DEPLOYED_VERSIONS[-1]}"
@@ -263,38 +268,14 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
 def run_command(reports: Path, vectors_dir: Path | None) -> None:
     """The main job: embedded server, the conformance suite in both protocols, a campaign,
     the signed vectors."""
-    from smpref.cli.main_job import run_main_job
     from smpref.cli.vector_commands import default_vectors
 
     folder = output_folder(reports, "--reports")
     vectors = input_folder(vectors_dir, "--vectors") if vectors_dir is not None else \
         default_vectors()
+    from smpref.cli.main_job import run_main_job  # the server and Spark: once the paths hold
+
     sys.exit(run_main_job(folder, vectors))
 
 
-@click.group(cls=SmprefGroup, invoke_without_command=True)
-@click.pass_context
-def demo(ctx: click.Context) -> None:
-    """A tour on fixed inputs: parse a link and an address, run a queue through the model.
-
-    With a subcommand, another tour: `smpref demo rotate`."""
-    if ctx.invoked_subcommand is None:
-        from smpref.cli.demo import run_demo
-
-        run_demo()
-
-
-@demo.command("rotate", cls=SmprefCommand)
-@click.option("--profile", type=click.Choice([p.value for p in Profile]), default="seed",
-              show_default=True,
-              help="The rotation flow: spec/rotation.md, seed 002 as written, or deployed's.")
-def demo_rotate(profile: str) -> None:
-    """A rotation step by step: every agent message, every SMP command and answer, and on
-    which server (model servers in memory; the same output on every run)."""
-    from smpref.testing.rotation_walkthrough import walk_through
-
-    sent, received = walk_through(Profile(profile), click.echo)
-    sys.exit(0 if sent == received else EXIT_FAILED)
-
-
-COMMANDS = (serve, conform, run_command, demo)
+COMMANDS = (serve, conform, run_command)
