@@ -160,12 +160,16 @@ def test_a_command_imports_only_its_own_module() -> None:
                                                    "vectors", "wire", "link"))
 
 
-@pytest.mark.parametrize("args", [["serve", "--port", "x"], ["client-check", "--port", "x"],
-                                  ["conform", "--version", "x"],
-                                  ["run", "--reports", "/proc/version/x"]])
+@pytest.mark.parametrize("args", [
+    ["serve", "--port", "x"], ["serve", "--port", "0", "--advertise", "-x-"],
+    ["serve", "--port", "0", "--password", "a@b"], ["client-check", "--port", "x"],
+    ["client-check", "--port", "0", "--trace", "/proc/version/x"],
+    ["conform", "--version", "x"], ["conform", "--junit", "/proc/version/x"],
+    ["run", "--reports", "/proc/version/x"]])
 def test_a_refused_value_loads_nothing_the_command_would_run(args: list[str]) -> None:
-    """A command that opens sockets, given a bad value, exits 2 before loading the server,
-    the runners, the agent, Spark or rich (a third of a second of CPU each time)."""
+    """A command that opens sockets, given a bad value (one click refuses, or one the command
+    checks itself), exits 2 before loading the server, the runners, the agent, Spark or rich
+    (a third of a second of CPU each time)."""
     modules = loaded(*args, status=2)
     assert "smpref.cli.app" in modules
     heavy = ("smpref.serve", "smpref.conform", "smpref.clientcheck", "smpref.agent",

@@ -33,12 +33,12 @@ _COLOURS = {"pass": "green", "fail": "red", "non-strict": "yellow", "not exercis
 
 def _cases(text: str | None) -> list[int] | None:
     """``--case``: a comma-separated list of case numbers, ``none``, or all (None)."""
-    from smpref.clientcheck.catalogue import CASE_BY_NUMBER
-
     if text is None:
         return None
     if text.strip().lower() == "none":
         return []
+    from smpref.clientcheck.catalogue import CASE_BY_NUMBER
+
     numbers = []
     for part in text.split(","):
         try:
@@ -92,12 +92,9 @@ def client_check(folder: Path, host: str, port: int,  # noqa: PLR0917 - click pa
     closed, at --timeout, or on SIGINT/SIGTERM; then the report is printed and written.
     Exit status: 0 when nothing failed, 1 when a check or a case failed, 2 on bad input.
     """
-    from smpref.clientcheck.catalogue import CASES, CHECKS
-    from smpref.clientcheck.session import CheckConfig
-    from smpref.serve import events
-    from smpref.serve.listener import ServeConfig
-
     if list_only:
+        from smpref.clientcheck.catalogue import CASES, CHECKS
+
         for item in CHECKS:
             kind = "check" if item.strict else "advice"
             click.echo(f"{item.id}\t{kind}\t{','.join(item.requirements)}\t{item.title}")
@@ -112,6 +109,11 @@ def client_check(folder: Path, host: str, port: int,  # noqa: PLR0917 - click pa
                          (trace_path, "--trace")):
         if path is not None:
             output_file(path, option)
+    # the server and the checker, once every value holds
+    from smpref.clientcheck.session import CheckConfig
+    from smpref.serve import events
+    from smpref.serve.listener import ServeConfig
+
     events.configure(log_level)
     serve = ServeConfig(host=host, port=port, trace=trace_path)
     check = CheckConfig(cases=numbers, slow=slow, idle=idle, reconnect_wait=reconnect_wait,

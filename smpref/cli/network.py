@@ -95,9 +95,6 @@ def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PL
     'store check' on it is refused. Exit status 1 when the server could not stop cleanly.
     """
     from smpref.errors import InvalidValueError
-    from smpref.model.config import ServerConfig
-    from smpref.serve import events
-    from smpref.serve.listener import ServeConfig
     from smpref.text.addresses import check_basic_auth
 
     bind = bind_host(host, "--host")
@@ -111,6 +108,11 @@ def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PL
     output_folder(folder, "--store")
     if trace_path is not None:
         output_file(trace_path, "--trace")
+    # the server itself, once every value holds
+    from smpref.model.config import ServerConfig
+    from smpref.serve import events
+    from smpref.serve.listener import ServeConfig
+
     events.configure(log_level)
     config = ServeConfig(host=bind, port=port, advertise=advertise,
                          max_connections=max_connections, sweep_interval=sweep_interval,
@@ -195,8 +197,6 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     Exit status: 0 when no case fails, 1 when any fails, 2 on a usage or connection error.
     The report files are checked before any case runs.
     """
-    from smpref.conform import runner
-    from smpref.spec.requirements import requirement_text
     from smpref.text.addresses import parse_server_address
 
     if address is not None:
@@ -207,6 +207,10 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
         if list_only:
             fail("--list writes no JUnit report", option="--junit")
         output_file(junit_path, "--junit")
+    # the cases and their runner, once the address and the report files hold
+    from smpref.conform import runner
+    from smpref.spec.requirements import requirement_text
+
     cases = runner.select(list(include), list(exclude))
     if not cases:
         fail("no case matches --cases/--exclude")
