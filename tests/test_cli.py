@@ -142,8 +142,9 @@ print(" ".join(sorted(m for m in sys.modules if m.startswith(("smpref.", "pyspar
 
 
 def loaded(*args: str, status: int = 0) -> list[str]:
+    # a timeout: a refused value the command let through would start a server
     done = subprocess.run([sys.executable, "-P", "-c", LOADED, str(status), *args],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, timeout=120)
     return done.stdout.split()
 
 
