@@ -148,6 +148,15 @@ def touched(steps: list[Any]) -> set[str]:
     return {p for step in steps for p in (step.path, step.target) if p}
 
 
+#: a path that ``original`` does not hold
+_ABSENT = object()
+
+
+def _shallow_first(rel: str) -> tuple[int, str]:
+    """Folders before what they hold."""
+    return rel.count("/"), rel
+
+
 def restore_touched(original: dict[str, bytes | None], work: Path, paths: set[str]) -> None:
     """Make ``work`` the tree ``original`` (:func:`tree` of the store before the operation)
     again, where it was that before ``paths`` changed.
@@ -158,7 +167,7 @@ def restore_touched(original: dict[str, bytes | None], work: Path, paths: set[st
     operation's cuts end with a comparison of the whole tree, so a change that went around the
     recording file layer cannot pass unseen."""
     done: list[str] = []
-    for rel in sorted(paths, key=lambda p: (p.count("/"), p)):
+    for rel in sorted(paths, key=_shallow_first):
         if any(rel.startswith(d + "/") for d in done):
             continue  # under a folder put back whole
         there = os.path.join(work, rel)
@@ -170,16 +179,12 @@ def restore_touched(original: dict[str, bytes | None], work: Path, paths: set[st
                 os.unlink(there)
         if source is None:  # a folder: everything under it, folders before what they hold
             for inner in sorted((p for p in original if p == rel or p.startswith(rel + "/")),
-                                key=lambda p: (p.count("/"), p)):
+                                key=_shallow_first):
                 _put(os.path.join(work, inner), original[inner])
             done.append(rel)
         elif isinstance(source, bytes):
             os.makedirs(os.path.dirname(there), exist_ok=True)
             _put(there, source)
-
-
-#: a path that ``original`` does not hold
-_ABSENT = object()
 
 
 def _put(path: str, content: bytes | None) -> None:

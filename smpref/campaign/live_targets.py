@@ -454,10 +454,7 @@ class BackgroundServer:
 
         self.folder = tempfile.TemporaryDirectory(prefix="smpref-campaign-")
         self.loop = asyncio.new_event_loop()
-        # No fsync: the store is a temporary folder removed when the partition ends, so
-        # syncing it would protect nothing (as for the embedded conformance server).
-        self.server = SmpServer(self.folder.name, ServeConfig(port=0, sweep_interval=3600.0,
-                                                              pages=False, store_sync=False))
+        self.server = SmpServer(self.folder.name, ServeConfig.embedded(pages=False))
         started = threading.Event()
         self.thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
         self.thread.start()

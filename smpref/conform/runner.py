@@ -157,12 +157,9 @@ async def run_embedded(cases: list[Case], versions: list[int | None], *,
     reports: list[Report] = []
     with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
         # A password, so that the server-password case runs too (CMD-10, QUEUE-10); the
-        # address carries it, as for any server that requires one. No fsync: the store is a
-        # temporary folder removed when the run ends, so syncing it would protect nothing
-        # (it cost 15% of the wall time of a run at every deployed version).
+        # address carries it, as for any server that requires one.
         password = secrets.token_urlsafe(12).encode()
-        server = SmpServer(folder, ServeConfig(port=0, sweep_interval=3600.0, store_sync=False,
-                                               model=ServerConfig(basic_auth=password)))
+        server = SmpServer(folder, ServeConfig.embedded(model=ServerConfig(basic_auth=password)))
         await server.start()
         try:
             for version in versions:
