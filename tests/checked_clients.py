@@ -241,7 +241,7 @@ class DeployedPolite(PoliteClient):
         conn.whole_blocks = self.fault != "first-of-block-only"
         if self.fault == "impatient":
             conn.timeout, conn.close_on_timeout = 0.2, True
-        if self.fault in ("key-hash", "sni"):  # refused: nothing will answer
+        if self.fault == "key-hash":  # refused: nothing will answer
             conn.timeout = 1.0
         return conn
 

@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass, field
 
 from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric.ed448 import Ed448PublicKey
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from nacl.bindings import crypto_scalarmult
 from nacl.public import Box, PrivateKey, PublicKey
@@ -220,11 +221,18 @@ class DeployedClient:
         assert hashlib.sha256(chain[1]).digest() == server.key_hash, "another server"
         assert chain[0] == ssl_object.getpeercert(binary_form=True)
         leaf = x509.load_der_x509_certificate(chain[0]).public_key()
-        assert isinstance(leaf, Ed25519PublicKey)
-        # SEQUENCE { 30 2c SPKI(X25519) , AlgorithmIdentifier(Ed25519), BIT STRING(sig) }
-        assert signed[:4] == bytes.fromhex("3078302c") and signed[4:16] == X25519_SPKI
-        leaf.verify(signed[-64:], signed[2:48])  # raises if it does not verify
-        server_key = signed[16:48]
+        # SEQUENCE { 30 2c SPKI(X25519) , AlgorithmIdentifier(Ed25519 | Ed448), BIT STRING(sig) }
+        # with a 64-byte Ed25519 or a 114-byte Ed448 signature, so a 2- or 3-byte header
+        if isinstance(leaf, Ed448PublicKey):
+            header, signature = bytes.fromhex("3081aa"), signed[-114:]
+        else:
+            assert isinstance(leaf, Ed25519PublicKey)
+            header, signature = bytes.fromhex("3078"), signed[-64:]
+        start = len(header)
+        assert signed[:start + 2] == header + bytes.fromhex("302c")
+        assert signed[start + 2:start + 14] == X25519_SPKI
+        leaf.verify(signature, signed[start:start + 46])  # raises if it does not verify
+        server_key = signed[start + 14:start + 46]
         chosen = min(high, 18) if version is None else version
         assert low <= chosen <= high, (low, high, chosen)
         mine = PrivateKey.generate()

@@ -270,8 +270,11 @@ class DeployedDouble:
             delivered = conn.delivered.get(q.rid)
             if delivered is None or cmd.msg_id not in (b"", delivered):
                 return self._err(conn, corr, entity, "NO_MSG")
+            # simplexmq 6.5.5 Server.hs:1815-1820: an empty ID matches and clears the delivery;
+            # Server/MsgStore/Types.hs:94-110: the first message goes only when its ID is the
+            # ID given (never "")
             del conn.delivered[q.rid]
-            if q.messages and q.messages[0].msg_id == delivered:
+            if q.messages and q.messages[0].msg_id == cmd.msg_id:
                 q.messages.popleft()
             if q.rid in conn.got:  # a queue read with GET: ACK only deletes (no next MSG)
                 return [(conn, self._tx(corr, entity, b"OK"))]

@@ -22,7 +22,10 @@ T = TypeVar("T")
 
 @contextlib.asynccontextmanager
 async def embedded(folder: Path, **config: Any) -> AsyncIterator[SmpServer]:
-    """A started server on a free loopback port, stopped (drained) on exit."""
+    """A started server on a free loopback port, stopped (drained) on exit. END and DELD go
+    at once unless ``pending_events_interval`` says otherwise (tests that wait for them would
+    otherwise wait up to deployed's 15 s each)."""
+    config.setdefault("pending_events_interval", 0.0)
     server = SmpServer(folder, ServeConfig(port=0, **config))
     await server.start()
     try:
@@ -32,9 +35,12 @@ async def embedded(folder: Path, **config: Any) -> AsyncIterator[SmpServer]:
 
 
 class ServeProcess:
-    """``smpref serve`` in a child process; its events go to ``<folder>.log``."""
+    """``smpref serve`` in a child process; its events go to ``<folder>.log``. END and DELD
+    go at once unless ``extra`` gives ``--end-interval``."""
 
     def __init__(self, folder: Path, *extra: str, port: int = 0) -> None:
+        if "--end-interval" not in extra:
+            extra = ("--end-interval", "0", *extra)
         self.folder = folder
         self.log_path = folder.with_suffix(".log")
         self.log = self.log_path.open("ab")
@@ -107,6 +113,8 @@ class ThreadedServer(LoopThread):
 
     def __init__(self, folder: Path, **config: Any) -> None:
         super().__init__()
+
+        config.setdefault("pending_events_interval", 0.0)
 
         async def start() -> SmpServer:
             server = SmpServer(folder, ServeConfig(port=0, **config))

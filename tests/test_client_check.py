@@ -451,7 +451,7 @@ def test_a_live_campaign_is_a_client_that_passes_every_check_it_does_not_break_o
     from smpref.campaign.live_targets import LiveTarget
 
     loop = asyncio.new_event_loop()
-    check = ClientCheck(tmp_path, ServeConfig(port=0, store_sync=False, pages=False),
+    check = ClientCheck(tmp_path, ServeConfig(port=0, store_sync=False),
                         CheckConfig(cases=[]))
     ready = threading.Event()
 

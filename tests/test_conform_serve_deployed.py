@@ -49,9 +49,12 @@ def test_every_core_case_passes_at_every_deployed_version_and_every_case_at_the_
     assert "16088" in notes["limit.message-size"]
 
 
-@req("TRANS-11")
+@req("TRANS-11", "MSG-2", "MSG-8")
 def test_the_cli_forces_version_18_against_smpref_serve(tmp_path: Path) -> None:
-    with ServeProcess(tmp_path / "srv") as server:
+    """Against ``smpref serve`` with deployed's timing: END and DELD for a queue's previous
+    subscriber gathered and sent every 15 s (Server.hs:413-436, Server/Main.hs:575), which the
+    cases that wait for them must allow for."""
+    with ServeProcess(tmp_path / "srv", "--end-interval", "15") as server:
         done = subprocess.run([SMPREF, "conform", server.address, "--version", "18", "--quiet",
                                "--json", str(tmp_path / "r.json")], capture_output=True,
                               text=True, timeout=600, check=False)
@@ -63,6 +66,8 @@ def test_the_cli_forces_version_18_against_smpref_serve(tmp_path: Path) -> None:
     assert "fail" not in statuses and "pass" in statuses
     assert connected and {e["protocol"] for e in connected} == {"deployed"}
     assert "negotiated 18 (deployed core only)" in done.stdout
+    passed = {r["id"] for r in report["results"] if r["status"] == "pass"}
+    assert {"life.sub-end", "life.del-end"} <= passed
 
 
 def test_a_version_smpref_does_not_speak_is_one_line_and_exit_2() -> None:

@@ -263,14 +263,6 @@ def test_a_version_outside_the_range_and_a_bad_hello_are_explained(tmp_path: Pat
     assert "the proxy flag" in event["detail"], event
 
 
-@req("TRANS-17", "DIV-42")
-def test_an_smp_client_that_sends_sni_is_told_why_it_gets_no_smp(tmp_path: Path) -> None:
-    event, line = asyncio.run(_refused(tmp_path, b"", alpn=["smp/1"],
-                                       server_name="smp.example"))
-    assert event["error"] == "SNI" and event["sni"] == "smp.example" == line["sni"]
-    assert "TRANS-17" in event["detail"] and "SMP clients send none" in event["detail"]
-
-
 @req("DEP-12", "DEP-5", "DEP-6")
 @pytest.mark.parametrize("version", [8, 14])
 def test_later_commands_follow_the_queue_not_the_version(tmp_path: Path, version: int) -> None:

@@ -328,10 +328,12 @@ def test_send_rules_and_delivery(lb: Loopback) -> None:
     q.owner.open_message(q.replies[1].message)
     assert send(sender, q, b"one")[0].tag == "OK"
     assert not conn.inbox  # one record in flight per subscription: the Initial record
-    assert q.cmd(ACK(msg_id=b""))[0].tag == "MSG"
+    one = q.cmd(ACK(msg_id=q.replies[1].message.msg_id))[0]
+    assert one.tag == "MSG"
     assert send(sender, q, b"two")[0].tag == "OK"
-    assert q.cmd(ACK(msg_id=b""))[0].tag == "MSG"  # "one"; "two" waits for this ACK
-    assert q.cmd(ACK(msg_id=b""))[0].tag == "OK"
+    two = q.cmd(ACK(msg_id=one.message.msg_id))[0]  # "two" waited for this ACK
+    assert two.tag == "MSG"
+    assert q.cmd(ACK(msg_id=two.message.msg_id))[0].tag == "OK"
     assert send(sender, q, b"three")[0].tag == "OK"
     (pushed,) = conn.inbox  # pushed at once to the idle subscriber
     assert q.owner.open_message(pushed.message)[1].body == b"three"
@@ -370,8 +372,30 @@ def test_subscriptions(lb: Loopback) -> None:
     assert q.cmd(GET(), a)[0].tag == "MSG"
     assert error_of(q.cmd(SUB(), a)[0]) == "CMD PROHIBITED"
     assert error_of(q.cmd(ACK(msg_id=b"\x01" * 24), b)[0]) == "NO_MSG"
+    assert q.cmd(ACK(msg_id=first), b)[0].tag == "OK"
+    assert error_of(q.cmd(ACK(msg_id=first), b)[0]) == "NO_MSG"
+
+
+@req("MSG-4")
+def test_an_empty_ack_removes_nothing(lb: Loopback) -> None:
+    """ACK with an empty ID clears what is in flight and removes nothing, as deployed does
+    (simplexmq 6.5.5 Server.hs:1815-1820, Server/MsgStore/Types.hs:94-110): on a subscription
+    the same record comes back as its answer; after GET it is answered OK and the record stays
+    for the next GET, and the ID it had is no longer in flight."""
+    a, b = lb.connect(), lb.connect()
+    q = create(lb, a, subscribe=True)
+    first = q.replies[1].message.msg_id
+    again = q.cmd(ACK(msg_id=b""))[0]
+    assert again.tag == "MSG" and again.message.msg_id == first
+    assert q.cmd(ACK(msg_id=b""))[0].message.msg_id == first
+    assert [r.tag for r in q.cmd(DEL(), a)] == ["OK"]
+    q = create(lb, b)
+    first = q.cmd(GET(), b)[0].message.msg_id
     assert q.cmd(ACK(msg_id=b""), b)[0].tag == "OK"
-    assert error_of(q.cmd(ACK(msg_id=b""), b)[0]) == "NO_MSG"
+    assert error_of(q.cmd(ACK(msg_id=first), b)[0]) == "NO_MSG"
+    assert q.cmd(GET(), b)[0].message.msg_id == first
+    assert q.cmd(ACK(msg_id=first), b)[0].tag == "OK"
+    assert q.cmd(GET(), b)[0].tag == "OK"  # now the queue is empty
 
 
 @req("MSG-2", "MSG-4")

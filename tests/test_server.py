@@ -105,8 +105,13 @@ def test_version_choice_reads_the_range_in_the_namespace_of_the_selected_alpn() 
 @req("TRANS-11", "TRANS-14", "DIV-37", "DEP-11", "DEP-12")
 @pytest.mark.parametrize(("alpn", "expected"), [
     ([versions.SEED_ALPN, versions.SMP_ALPN], (1000, 1000)),
-    ([versions.SMP_ALPN, versions.SEED_ALPN], (1000, 1000)),  # the server's order decides
+    # the client's first token the server has decides, as deployed's onALPNClientSuggest
+    # (Transport/Server.hs:269)
+    ([versions.SMP_ALPN, versions.SEED_ALPN], (6, 18)),
+    (["x-unknown", versions.SEED_ALPN], (1000, 1000)),
     ([versions.SMP_ALPN], (6, 18)),
+    (["http/1.1"], (6, 18)),  # any negotiated ALPN without SNI is SMP 6-18 (Transport.hs:760)
+    (["h2", "http/1.1"], (6, 18)),
     ([], (6, 6)),  # no ALPN: deployed SMP at version 6 alone, as deployed (DEP-11)
 ])
 def test_the_alpn_chooses_the_advertised_range(tmp_path: Path, alpn: list[str],
@@ -114,8 +119,6 @@ def test_the_alpn_chooses_the_advertised_range(tmp_path: Path, alpn: list[str],
     async def main() -> None:
         async with embedded(tmp_path) as server:
             context = client_context(alpn)
-            if not alpn:
-                context = client_context(["x-none"])  # a token the server ignores
             reader, writer = await asyncio.open_connection(
                 "127.0.0.1", server.port, ssl=context, server_hostname=None)
             stream = BlockStream(reader, writer)
@@ -210,17 +213,27 @@ def test_max_connections_refuses_the_extra_one(tmp_path: Path) -> None:
 
 
 @req("TRANS-16")
-def test_handshake_and_idle_timeouts_close_the_connection(tmp_path: Path) -> None:
+def test_handshake_and_inactive_timeouts_close_the_connection(tmp_path: Path) -> None:
+    """A client that sends no hello is closed after the handshake timeout; a connection
+    without subscriptions quiet both ways for the inactive ttl is closed, and a subscribed
+    one never is (Server.hs:1064-1071, 1208-1219)."""
     async def main() -> None:
-        async with embedded(tmp_path, handshake_timeout=0.5, idle_timeout=0.5) as server:
+        async with embedded(tmp_path, handshake_timeout=0.5, inactive_ttl=0.6,
+                            inactive_check_interval=0.2) as server:
             reader, writer = await asyncio.open_connection(
                 "127.0.0.1", server.port, ssl=client_context(), server_hostname=None)
             await reader.readexactly(16384)  # the hello; no answer follows
             assert await asyncio.wait_for(reader.read(), 10) == b""
             writer.close()
             idle = await SmpClient.connect(server.address)
+            ctx = Context(server.address, True, 1000)
+            subscribed = await ctx.connect()
+            await ctx.create(subscribed, subscribe=True)
             assert await idle.wait_closed(10)
+            with pytest.raises(TimeoutError):  # quiet, but subscribed: kept open
+                await subscribed.wait_closed(1.5)
             await idle.close()
+            await ctx.close()
     asyncio.run(main())
 
 

@@ -454,7 +454,7 @@ class BackgroundServer:
 
         self.folder = tempfile.TemporaryDirectory(prefix="smpref-campaign-")
         self.loop = asyncio.new_event_loop()
-        self.server = SmpServer(self.folder.name, ServeConfig.embedded(pages=False))
+        self.server = SmpServer(self.folder.name, ServeConfig.embedded())
         started = threading.Event()
         self.thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
         self.thread.start()

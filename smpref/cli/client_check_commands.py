@@ -74,6 +74,10 @@ def _cases(text: str | None) -> list[int] | None:
               help="How long case 9 waits for the client to connect again.")
 @click.option("--trace", "trace_path", type=FILE_PATH, default=None, metavar="FILE",
               help="Also write every transmission, decoded, as JSON lines (as serve --trace).")
+@click.option("--sign-algorithm", type=click.Choice(["ED25519", "ED448"]), default="ED25519",
+              show_default=True,
+              help="Algorithm of the server's certificates when --store has none yet: check a "
+                   "client against both, as deployed servers have either.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="warning", show_default=True,
               help="The server's events on stderr, as JSON lines.")
@@ -82,7 +86,8 @@ def _cases(text: str | None) -> list[int] | None:
 @click.option("--list", "list_only", is_flag=True, help="List the checks and cases and exit.")
 def client_check(folder: Path, host: str, port: int,  # noqa: PLR0917 - click passes options
                  case_text: str | None, idle: float, timeout: float | None, slow: float,
-                 reconnect_wait: float, trace_path: Path | None, log_level: str,
+                 reconnect_wait: float, trace_path: Path | None, sign_algorithm: str,
+                 log_level: str,
                  json_path: Path | None, junit_path: Path | None, list_only: bool) -> None:
     """Serve an SMP client under test and grade everything it does.
 
@@ -115,7 +120,7 @@ def client_check(folder: Path, host: str, port: int,  # noqa: PLR0917 - click pa
     from smpref.serve.listener import ServeConfig
 
     events.configure(log_level)
-    serve = ServeConfig(host=host, port=port, trace=trace_path)
+    serve = ServeConfig(host=host, port=port, trace=trace_path, sign_algorithm=sign_algorithm)
     check = CheckConfig(cases=numbers, slow=slow, idle=idle, reconnect_wait=reconnect_wait,
                         timeout=timeout)
     report = asyncio.run(_check(folder, serve, check))

@@ -68,7 +68,28 @@ def bind_host(host: str, option: str) -> str:
               show_default=True,
               help="Seconds a stop waits for answers to reach the clients; the store's last "
                    "commit then gets twice as long before the process gives up on it.")
-@click.option("--no-pages", is_flag=True, help="Do not serve short-link pages over http/1.1.")
+@click.option("--web-port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+              help="Serve the short-link pages on PORT to clients that send SNI; clients "
+                   "without SNI get SMP there, as on deployed's [WEB] https port (TRANS-13). "
+                   "It may equal --port. Default: no pages.")
+@click.option("--sign-algorithm", type=click.Choice(["ED25519", "ED448"]), default="ED25519",
+              show_default=True,
+              help="Algorithm of the identity and TLS certificates when the server folder has "
+                   "none yet, as smp-server init --sign-algorithm (existing ones are kept).")
+@click.option("--tls-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds a client has to finish the TLS handshake.")
+@click.option("--handshake-timeout", type=click.FloatRange(min=0.1), default=120.0,
+              show_default=True, help="Seconds a client has to finish the SMP hellos.")
+@click.option("--inactive-ttl", type=click.FloatRange(min=0.0), default=21600.0,
+              show_default=True,
+              help="Close a connection without subscriptions after this many seconds with no "
+                   "block either way ([INACTIVE_CLIENTS] ttl); 0: never.")
+@click.option("--inactive-check-interval", type=click.FloatRange(min=0.1), default=3600.0,
+              show_default=True, help="Seconds between looks for inactive connections.")
+@click.option("--end-interval", type=click.FloatRange(min=0.0), default=15.0,
+              show_default=True,
+              help="END and DELD to a queue's previous subscriber are gathered and sent every "
+                   "this many seconds, as deployed sends them; 0: at once.")
 @click.option("--password", default=None, metavar="TEXT",
               help="Server password NEW must carry (basicAuth, CMD-10); it goes in the address, "
                    "so it holds printable ASCII other than space, '@', ':' and '/' (URI-3).")
@@ -84,9 +105,11 @@ def bind_host(host: str, option: str) -> str:
               help="Append every transmission both ways, decoded, to FILE as JSON lines "
                    "(docs/client-testing.md).")
 def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PLR0917
-          max_connections: int, sweep_interval: float, drain_timeout: float, no_pages: bool,
-          password: str | None, no_sync: bool, no_proxy: bool, log_level: str,
-          trace_path: Path | None) -> None:
+          max_connections: int, sweep_interval: float, drain_timeout: float,
+          web_port: int | None, sign_algorithm: str, tls_timeout: float,
+          handshake_timeout: float, inactive_ttl: float, inactive_check_interval: float,
+          end_interval: float, password: str | None, no_sync: bool, no_proxy: bool,
+          log_level: str, trace_path: Path | None) -> None:
     """Run an SMP server over TLS: the reference model over the journal store.
 
     Prints the server's address (smp://<keyHash>@host:port) on stdout once it listens.
@@ -117,7 +140,12 @@ def serve(folder: Path, host: str, port: int, advertise: str | None,  # noqa: PL
     config = ServeConfig(host=bind, port=port, advertise=advertise,
                          max_connections=max_connections, sweep_interval=sweep_interval,
                          drain_timeout=drain_timeout,
-                         pages=not no_pages, store_sync=not no_sync, trace=trace_path,
+                         web_port=web_port, sign_algorithm=sign_algorithm,
+                         tls_timeout=tls_timeout, handshake_timeout=handshake_timeout,
+                         inactive_ttl=inactive_ttl or None,
+                         inactive_check_interval=inactive_check_interval,
+                         pending_events_interval=end_interval,
+                         store_sync=not no_sync, trace=trace_path,
                          proxy=not no_proxy,
                          model=ServerConfig(basic_auth=password.encode() if password else None))
     code = asyncio.run(_serve(folder, config))

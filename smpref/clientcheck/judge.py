@@ -31,6 +31,7 @@ from smpref.errors import WireError
 from smpref.model.server import Outgoing, Server, queue_key
 from smpref.model.sessions import Session
 from smpref.serve.watcher import Hello, Intervention, Judgement, Watcher
+from smpref.transport.tls import TlsRefusal
 from smpref.wire.dialects import Dialect
 from smpref.wire.hellos import ClientHello
 from smpref.wire.json_forms import transmission_to_json
@@ -175,9 +176,21 @@ class Judge(Watcher):
                             "CLNT-1: the client offered no ALPN: it is served version 6 "
                             "alone (DEP-11); deployed clients offer smp/1")
             self.record("tls.sni", sni is None, c, "" if sni is None else
-                        f"CLNT-2: the client sent SNI {sni!r}; SMP clients send none (TRANS-1, "
-                        "TRANS-17): a deployed server gives such a connection its web "
-                        "certificate and serves no SMP there")
+                        f"CLNT-2: the client sent SNI {sni!r}; SMP clients send none: on a "
+                        "server's web port (deployed's [WEB] https, 443 by default) such a "
+                        "connection gets the web certificate and HTTPS, not SMP (TRANS-13)")
+            self.record("tls.handshake", True, c)
+
+    def tls_refused(self, refusal: TlsRefusal) -> None:
+        """A client's TLS handshake failed: a failed check that says why, and what it offered
+        (its connection never opened, so it has no number: 0)."""
+        with self.lock:
+            self.last_activity = time.monotonic()
+            offered = ", ".join(f"{k}={v}" for k, v in refusal.fields().items()
+                                if k not in ("by", "alert", "cause"))
+            self.record("tls.handshake", False, 0,
+                        f"CLNT-28: the TLS handshake failed ({refusal.alert}, ended by the "
+                        f"{refusal.by}): {refusal.cause}; the client offered {offered}")
 
     def hello(self, hello: Hello) -> None:
         with self.lock:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from smpref.clientcheck.grading import ClientReport, build
@@ -51,6 +51,9 @@ class ClientCheck:
         self.runner: CaseRunner | None = None if numbers is not None and not numbers else \
             CaseRunner(numbers, slow=self.check.slow, spacing=self.check.spacing)
         self.judge = Judge(cases=self.runner)
+        # END and DELD go at once: the cases that move a subscription judge the client's
+        # answer to them, and would otherwise wait up to deployed's 15 s each
+        serve = replace(serve or ServeConfig(), pending_events_interval=0.0)
         self.server = SmpServer(folder, serve, watcher=self.judge)
         self._stop = asyncio.Event()
         self._started = 0.0

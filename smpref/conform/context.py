@@ -79,6 +79,10 @@ class Queue:
         return self.owner.auth_key
 
 
+#: deployed's interval for END and DELD to previous subscribers (Server/Main.hs:575)
+PENDING_EVENTS_INTERVAL = 15.0
+
+
 @dataclass
 class Context:
     """Connections to the server under test, and helpers that state expectations."""
@@ -188,6 +192,17 @@ class Context:
         finally:
             for reply in stash:
                 client.events.put_nowait(reply)
+
+    async def ended(self, client: SmpClient, entity: bytes, *, deleted: bool = False) -> Reply:
+        """The END (or, for a deleted queue, ``DELD``) that tells ``client`` its subscription
+        ended, in the form its version has: the seed design's END, deployed's DELD from
+        version 10 and END below (Protocol.hs:1848-1850). Deployed gathers these and sends
+        them every 15 s (Server.hs:413-436, Server/Main.hs:575), so the wait is that long
+        more than for an answer."""
+        tag = "DELD" if deleted and not self.extended and \
+            client.negotiated.version >= 10 else "END"
+        return await self.event(client, tag, entity,
+                                timeout=PENDING_EVENTS_INTERVAL + self.timeout)
 
     async def no_event(self, client: SmpClient, seconds: float = 0.3) -> None:
         """Fail if the server pushes anything within ``seconds``."""

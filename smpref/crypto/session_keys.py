@@ -1,8 +1,9 @@
 """The server identity and the signed session key of the handshake (TRANS-1, TRANS-9).
 
 ``keyHash`` is the SHA-256 of the identity (CA) certificate's DER. The server signs a fresh
-X25519 session key with its TLS (leaf) key, Ed25519 for smpref servers and Ed25519 or Ed448 for
-deployed ones; the layout of what is signed is :mod:`smpref.wire.hellos`'.
+X25519 session key with its TLS (leaf) key, Ed448 by default or Ed25519, as deployed servers
+(``smp-server init --sign-algorithm``, Server/CLI.hs:100-120); the layout of what is signed is
+:mod:`smpref.wire.hellos`'.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from smpref.errors import CryptoError
 from smpref.wire.hellos import ED448_SIGNED, ED25519_SIGNED, session_key_of, signed_part
 
 TlsPublicKey = bytes | ed25519.Ed25519PublicKey | ed448.Ed448PublicKey
+#: a leaf's private key: a raw Ed25519 seed, or a ``cryptography`` Ed25519/Ed448 key
+TlsPrivateKey = bytes | ed25519.Ed25519PrivateKey | ed448.Ed448PrivateKey
 
 
 def key_hash(identity_certificate_der: bytes) -> bytes:
@@ -24,9 +27,13 @@ def key_hash(identity_certificate_der: bytes) -> bytes:
     return hashlib.sha256(identity_certificate_der).digest()
 
 
-def signed_session_key(tls_seed: bytes, session_public: bytes) -> bytes:
-    """The server's X25519 session key, signed with its Ed25519 TLS key (TRANS-9)."""
-    signature = ed25519_sign(tls_seed, signed_part(session_public))
+def signed_session_key(tls_key: TlsPrivateKey, session_public: bytes) -> bytes:
+    """The server's X25519 session key, signed with its TLS key (TRANS-9): the Ed448 layout
+    for an Ed448 key, the Ed25519 one for a raw seed or an Ed25519 key."""
+    if isinstance(tls_key, ed448.Ed448PrivateKey):
+        return ED448_SIGNED.encode(session_public, tls_key.sign(signed_part(session_public)))
+    seed = tls_key if isinstance(tls_key, bytes) else tls_key.private_bytes_raw()
+    signature = ed25519_sign(seed, signed_part(session_public))
     return ED25519_SIGNED.encode(session_public, signature)
 
 

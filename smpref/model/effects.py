@@ -267,8 +267,12 @@ def _ack(step: Step[ACK]) -> list[Outgoing]:
     server, session, queue = step.server, step.session, step.found()
     rid = queue.recipient_id
     delivered = session.delivered.pop(rid)
-    server.store.remove(rid, delivered)
-    queue = server.reopen_if_empty(queue)
+    if step.command.msg_id:
+        server.store.remove(rid, delivered)
+        queue = server.reopen_if_empty(queue)
+    # An empty ID clears what is in flight and removes nothing (MSG-4): deployed removes the
+    # queue's first message only when its ID equals the one given, here "" (Server.hs:1815-1820,
+    # Server/MsgStore/Types.hs:94-110), so a subscriber gets that message again.
     if session.modes.get(rid) is SessionMode.SUBSCRIBED:
         msg = deliver_first(server, session, queue, step.tx.corr_id)
         if msg is not None:

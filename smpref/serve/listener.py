@@ -20,7 +20,19 @@ Limits (all in :class:`ServeConfig`):
   outbox and its transmissions in the engine are above half of it; an event pushed to a
   connection whose outbox is full closes that connection (a subscriber that does not read).
   Nothing is lost: an undelivered MSG stays in its queue until acknowledged (MSG-2).
-* ``handshake_timeout`` (TLS and SMP handshake), ``idle_timeout`` (no block received).
+* ``tls_timeout`` and ``handshake_timeout``: the TLS handshake, then the SMP hellos, each
+  bounded as deployed bounds them (60 s and 120 s).
+* ``inactive_ttl``/``inactive_check_interval``: every interval, a connection with no
+  subscription whose last block either way is older than the ttl is closed; connections with
+  subscriptions are never closed for being quiet ([INACTIVE_CLIENTS], deployed's default INI).
+* ``pending_events_interval``: ``END`` and ``DELD`` for a queue's previous subscriber are
+  gathered per connection and sent together, newest first, every interval, as deployed sends
+  them (15 s); 0 sends them at once.
+
+Ports: SMP is served on ``port`` whatever server name (SNI) a client sends. On ``web_port``,
+as on deployed's ``[WEB] https`` port, a client that sends SNI gets the web certificate and the
+server pages, and one that sends none gets SMP (TRANS-13, TRANS-17). A TLS handshake that
+fails is logged with its cause and what the client offered (``tls_refused``).
 
 A bad block (does not decrypt, bad batch) closes a seed connection and is answered ``ERR
 BLOCK`` on a deployed one, which goes on (DEP-9); a bad handshake closes that connection only;
@@ -38,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import ssl
@@ -60,10 +73,10 @@ from smpref.serve.watcher import Hello, ServerEvent, Watcher, call_hook
 from smpref.store.group_commit import GroupCommitStore
 from smpref.store.journal import JournalStore
 from smpref.text.addresses import server_address
-from smpref.transport.credentials import ServerCredentials, load_or_create
+from smpref.transport.credentials import SIGN_ALGORITHMS, ServerCredentials, load_or_create
 from smpref.transport.handshake import Accepted
 from smpref.transport.streams import BlockStream, accept
-from smpref.transport.tls import HTTP_ALPN, server_context, session_id, sni_of
+from smpref.transport.tls import TlsRefusal, server_context, session_id, sni_of
 from smpref.transport.versions import (
     DEPLOYED_VERSIONS,
     SEED_ALPN,
@@ -74,6 +87,7 @@ from smpref.transport.versions import (
 )
 from smpref.wire.blocks import decode_batch
 from smpref.wire.dialects import Dialect
+from smpref.wire.messages import END, DeployedDELD
 
 
 @dataclass(frozen=True)
@@ -82,18 +96,33 @@ class ServeConfig:
 
     host: str = "127.0.0.1"
     port: int = 5223
+    #: the port whose SNI connections get the server pages (deployed's ``[WEB] https``); on
+    #: it, a connection without SNI gets SMP. None: no pages. May equal ``port``.
+    web_port: int | None = None
+    #: the identity's and leaf's algorithm when credentials are first made (``smp-server
+    #: init`` defaults to ED25519, Server/Main.hs:857-866)
+    sign_algorithm: str = SIGN_ALGORITHMS[1]
     #: the host name clients reach the server by, when it is not ``host`` (NAT, a proxy)
     advertise: str | None = None
     max_connections: int = 1024
     block_rate: float = 2000.0  # blocks per second per connection
     block_burst: int = 200
     max_pending: int = 4096  # transmissions queued for one connection
-    handshake_timeout: float = 30.0
-    idle_timeout: float = 900.0
+    #: the TLS handshake (Transport/Server.hs:97 tlsSetupTimeout, 60 s)
+    tls_timeout: float = 60.0
+    #: the SMP hellos (Server/Main.hs:529 smpHandshakeTimeout, 120 s)
+    handshake_timeout: float = 120.0
+    #: close connections without subscriptions quiet both ways for this long; None: never
+    #: (deployed's default INI: [INACTIVE_CLIENTS] disconnect = on, ttl = 21600)
+    inactive_ttl: float | None = 21600.0
+    #: how often quiet connections are looked for ([INACTIVE_CLIENTS] check_interval = 3600)
+    inactive_check_interval: float = 3600.0
+    #: END and DELD to previous subscribers are sent every this many seconds, gathered
+    #: (Server.hs:328, 413-436; Server/Main.hs:575 pendingENDInterval = 15 s); 0: at once
+    pending_events_interval: float = 15.0
     drain_timeout: float = 10.0
     sweep_interval: float = 60.0
     sweep_slice: int = 256
-    pages: bool = True
     #: fsync every commit (STORE-10); False only for benchmarks and :meth:`embedded` servers:
     #: an OK is then not durable
     store_sync: bool = True
@@ -111,8 +140,12 @@ class ServeConfig:
         on a store in a temporary folder that is removed when it stops: any free port, sweeps
         only when the caller moves the clock, and no fsync, since syncing a folder about to be
         removed protects nothing (it cost 15% of a conformance run at every deployed version).
+        END and DELD go at once: a check that waits up to deployed's 15 s for each would spend
+        most of its time waiting (tests/test_conform_serve_deployed.py runs the cases that
+        need them against deployed's timing).
         """
-        return replace(cls(port=0, sweep_interval=3600.0, store_sync=False), **changes)
+        return replace(cls(port=0, sweep_interval=3600.0, store_sync=False,
+                           pending_events_interval=0.0), **changes)
 
 
 class TokenBucket:
@@ -162,6 +195,10 @@ class Connection:
         self.end_reason: str | None = None
         self.reader_task: asyncio.Task[Any] | None = None
         self.writer_task: asyncio.Task[None] | None = None
+        #: the loop's clock at the last block received and sent ([INACTIVE_CLIENTS])
+        self.received_at = self.sent_at = time.monotonic()
+        #: END and DELD waiting for the next pending-events tick, newest first
+        self.pending_events: list[Outgoing] = []
 
     def queue(self, transmissions: list[bytes]) -> None:
         self.outbox.extend(transmissions)
@@ -181,6 +218,7 @@ class Connection:
                     pending, self.outbox = self.outbox, []
                     self.server.blocks_sent += self.stream.write(pending)
                     await self.stream.writer.drain()
+                    self.sent_at = time.monotonic()
                 self.flushed.set()
                 self.progress.set()
         except (ConnectionError, OSError, ssl.SSLError, BlockError) as exc:
@@ -218,7 +256,8 @@ class SmpServer:
         self.group_store = GroupCommitStore(self.store)
         try:
             self.credentials: ServerCredentials = load_or_create(
-                self.folder / "credentials", self.config.advertise or self.config.host)
+                self.folder / "credentials", self.config.advertise or self.config.host,
+                self.config.sign_algorithm)
         except BaseException:
             self.store.release_lock()
             raise
@@ -229,13 +268,15 @@ class SmpServer:
         self.trace = TransmissionTrace(self.config.trace)
         self.connections: dict[bytes, Connection] = {}
         self.port = self.config.port
+        #: the bound web port, when there is one
+        self.web_port: int | None = None
         self.blocks_received = 0
         self.blocks_sent = 0
         self.connection_count = 0
         self.engine: Engine | None = None
-        self._server: asyncio.AbstractServer | None = None
+        self._servers: list[asyncio.Server] = []
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._sweeper: asyncio.Task[None] | None = None
+        self._timers: list[asyncio.Task[None]] = []
         self._stopping = False
         self.stopped = asyncio.Event()
         #: what failed while stopping; empty after a clean stop
@@ -265,19 +306,45 @@ class SmpServer:
         Raises:
             OSError: the address cannot be bound (call :meth:`close_store` then).
         """
-        context = server_context(self.credentials, pages=self.config.pages)
-        self._server = await asyncio.start_server(
-            self._accept, self.config.host, self.config.port, ssl=context,
-            ssl_handshake_timeout=self.config.handshake_timeout, limit=2**17)
-        self.port = self._server.sockets[0].getsockname()[1]
+        config = self.config
+        shared = config.web_port is not None and config.web_port == config.port
+        self._servers.append(await self._listen(config.port, web=shared))
+        self.port = self._servers[0].sockets[0].getsockname()[1]
+        if shared:
+            self.web_port = self.port
+        elif config.web_port is not None:
+            try:
+                self._servers.append(await self._listen(config.web_port, web=True))
+            except OSError:
+                self._servers[0].close()
+                raise
+            self.web_port = self._servers[1].sockets[0].getsockname()[1]
         self.engine = Engine(self.model, self.group_store, asyncio.get_running_loop(),
                              self._deliver, self.watcher)
         self.engine.start()
-        self._sweeper = asyncio.create_task(self._sweep_loop())
+        self._timers.append(asyncio.create_task(self._sweep_loop()))
+        if config.inactive_ttl is not None:
+            self._timers.append(asyncio.create_task(self._inactive_loop(config.inactive_ttl)))
+        if config.pending_events_interval > 0:
+            self._timers.append(asyncio.create_task(self._pending_events_loop()))
         events.event("listening", address=self.address,
                      seed=f"{SEED_ALPN} {SMPREF_VERSION}",
                      deployed=f"{SMP_ALPN} {DEPLOYED_VERSIONS[0]}-{DEPLOYED_VERSIONS[-1]}",
-                     store=str(self.folder / "store"))
+                     store=str(self.folder / "store"), web_port=self.web_port or "",
+                     sign_algorithm=self.credentials.algorithm)
+
+    async def _listen(self, port: int, *, web: bool) -> asyncio.Server:
+        context = server_context(self.credentials, web=web,
+                                 on_refused=functools.partial(self._tls_refused, port, web))
+        return await asyncio.start_server(
+            functools.partial(self._accept, web=web), self.config.host, port, ssl=context,
+            ssl_handshake_timeout=self.config.tls_timeout, limit=2**17)
+
+    def _tls_refused(self, port: int, web: bool, refusal: TlsRefusal) -> None:
+        """A TLS handshake failed: one line with its cause and what the client offered (OpenSSL
+        and asyncio say nothing of it)."""
+        events.event("tls_refused", logging.WARNING, port=port, web=web, **refusal.fields())
+        self._watch("tls_refused", refusal)
 
     def close_store(self) -> None:
         """Close the store of a server that never started (its lock is released too)."""
@@ -294,10 +361,10 @@ class SmpServer:
         self._stopping = True
         events.event("stopping", connections=len(self.connections))
         try:
-            if self._server is not None:
-                self._server.close()
-            if self._sweeper is not None:
-                self._sweeper.cancel()
+            for listening in self._servers:
+                listening.close()
+            for timer in self._timers:
+                timer.cancel()
             readers = [t for t in self._tasks if not t.done()]
             for task in readers:
                 task.cancel()
@@ -327,12 +394,13 @@ class SmpServer:
 
     # --- connections ------------------------------------------------------------------------
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
+                      web: bool = False) -> None:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
         try:
-            await self._connection(reader, writer)
+            await self._connection(reader, writer, web)
         except asyncio.CancelledError:
             # stop() cancels connections wherever they wait (in a handshake, a page, a
             # close). The task must still end normally: asyncio's client_connected_cb
@@ -342,8 +410,8 @@ class SmpServer:
         finally:
             self._tasks.discard(task)
 
-    async def _connection(self, reader: asyncio.StreamReader,
-                          writer: asyncio.StreamWriter) -> None:
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                          web: bool) -> None:
         self.connection_count += 1
         number = self.connection_count
         ssl_object = writer.get_extra_info("ssl_object")
@@ -353,21 +421,17 @@ class SmpServer:
                          reason="stopping" if self._stopping else "max_connections")
             await stream.close()
             return
-        if ssl_object.selected_alpn_protocol() == HTTP_ALPN:
+        sni = sni_of(ssl_object)
+        if web and sni is not None:
+            # the web port: SNI got the web certificate and gets the pages, whatever the ALPN
+            # (TRANS-13; Server.hs:212-215)
             await serve_page(self.address, number, reader, writer)
             return
-        # the ALPN TLS selected decides the protocol, before any SMP byte (TRANS-11)
+        # the ALPN TLS selected decides the protocol, before any SMP byte (TRANS-11): the
+        # seed token the seed design, any other (smp/1, h2, http/1.1) SMP 6-18, none SMP 6
         alpn = ssl_object.selected_alpn_protocol()
         dialect = dialect_of_alpn(alpn)
-        sni = sni_of(ssl_object)
         self._watch("tls", number, alpn, sni)
-        if sni is not None:
-            # a connection with SNI got the web certificate and serves pages only, as a
-            # deployed server with web credentials serves HTTPS only there (TRANS-17)
-            self._refused_handshake(number, "SNI", sni_reason(sni, alpn), alpn, sni)
-            await stream.close()
-            self._watch_closed(number, None, "SNI")
-            return
         handshake = await self._handshake(number, stream, ssl_object, dialect, alpn, sni)
         if handshake is None:
             return
@@ -445,12 +509,10 @@ class SmpServer:
                 connection.progress.clear()  # backpressure: the client is not reading
                 await connection.progress.wait()
             try:
-                async with asyncio.timeout(self.config.idle_timeout):
-                    block = await stream.read_block()
-            except TimeoutError:
-                return "idle timeout"
+                block = await stream.read_block()
             except ConnectionClosedError as exc:
                 return str(exc)
+            connection.received_at = time.monotonic()
             self.blocks_received += 1
             try:  # a block that does not decrypt, or whose batch does not parse
                 content = stream.framing.open(block)
@@ -534,6 +596,8 @@ class SmpServer:
                 targets[out.session_id] = origin if origin is not None and \
                     out.session_id == origin.session_id else self.connections.get(out.session_id)
             target = targets[out.session_id]
+            if target is not None and target is not origin and self._gathered(target, out):
+                continue
             by_session.setdefault(out.session_id, []).append(
                 out.encode(target.version if target is not None else None))
         if self.trace.active:
@@ -557,6 +621,63 @@ class SmpServer:
                 connection.stream.writer.transport.abort()
                 continue
             connection.queue(transmissions)
+
+    def _gathered(self, target: Connection, out: Outgoing) -> bool:
+        """Whether ``out`` is an END or DELD to wait for the next pending-events tick; it is
+        then kept on ``target``, newest first, as deployed keeps it (Server.hs:328)."""
+        if self.config.pending_events_interval <= 0 or out.corr_id or \
+                not isinstance(out.message, END | DeployedDELD):
+            return False
+        target.pending_events.insert(0, out)
+        return True
+
+    async def _pending_events_loop(self) -> None:
+        """Every interval, send each connection's gathered END and DELD together
+        (Server.hs:413-436). A connection that closed meanwhile gets nothing."""
+        while True:
+            await asyncio.sleep(self.config.pending_events_interval)
+            for connection in list(self.connections.values()):
+                if connection.pending_events:
+                    pending, connection.pending_events = connection.pending_events, []
+                    self._route_events(connection, pending)
+
+    def _route_events(self, connection: Connection, pending: list[Outgoing]) -> None:
+        transmissions = [out.encode(connection.version) for out in pending]
+        if self.trace.active:
+            for data in transmissions:
+                self.trace.record("out", connection.number, data, connection.dialect,
+                                  connection.version)
+        if not connection.closing:
+            connection.queue(transmissions)
+
+    async def _inactive_loop(self, ttl: float) -> None:
+        """Every check interval, close each connection without subscriptions whose last
+        block either way is older than ``ttl`` (Server.hs:1064-1071, 1208-1219)."""
+        while True:
+            await asyncio.sleep(self.config.inactive_check_interval)
+            now = time.monotonic()
+            quiet = [c for c in self.connections.values()
+                     if max(c.received_at, c.sent_at) < now - ttl]
+            if not quiet:
+                continue
+            subscribed = await self._subscribed_sessions()
+            for connection in quiet:
+                if connection.session_id not in subscribed:
+                    self._end(connection, "inactive")
+
+    async def _subscribed_sessions(self) -> set[bytes]:
+        """The sessions subscribed to a queue or its notifications, asked of the engine."""
+        found: set[bytes] = set()
+
+        def look(model: Server) -> list[Outgoing]:
+            found.update(model.subscribers.values(), model.notifier_subscribers.values())
+            return []
+
+        assert self.engine is not None
+        done: asyncio.Future[list[Outgoing]] = asyncio.get_running_loop().create_future()
+        self.engine.submit(Act(look, done.set_result))
+        await done
+        return found
 
     def _proxy_call(self, call: Outgoing, origin: Connection | None) -> None:
         """Proxy an accepted PRXY or PFWD and queue what comes of it on the connection that
@@ -646,11 +767,3 @@ class SmpServer:
         """Run a whole sweep cycle now (the embedded server's retention cases use this)."""
         await self._sweep(None)
 
-
-def sni_reason(sni: str, alpn: str | None) -> str:
-    """Why an SMP client's connection with SNI is not served SMP (TRANS-17)."""
-    return (f"TRANS-17: the client sent SNI {sni!r}; SMP clients send none (smp-wire §2.1). "
-            "The connection got the web certificate, as a deployed server with web "
-            "credentials gives it, and serves only HTTPS there"
-            + (f"; ALPN {alpn!r} was selected" if alpn else "; no ALPN was selected")
-            + ": connect without SNI (server_hostname None) to speak SMP")

@@ -17,6 +17,7 @@ from typing import Any
 
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
+from smpref.transport.tls import TlsRefusal
 from smpref.wire.dialects import Dialect
 from smpref.wire.structs import Response
 
@@ -89,6 +90,10 @@ class Watcher:
     def tls(self, conn: int, alpn: str | None, sni: str | None) -> None:
         """A TLS connection was accepted (``alpn``: what TLS selected, ``sni``: what the
         client sent)."""
+
+    def tls_refused(self, refusal: TlsRefusal) -> None:
+        """A TLS handshake failed (no connection was made): why, and what the client
+        offered."""
 
     def hello(self, hello: Hello) -> None:
         """The SMP handshake ended, accepted or refused."""

@@ -449,7 +449,7 @@ class DialectMachine(RuleBasedStateMachine):
         self.ack_one(s, q, True, which)
 
     def ack_one(self, s: int, q: int, right: bool, which: str) -> None:
-        expected = self.oracle.ack(s, q, right, which != "other")
+        expected = self.oracle.ack(s, q, right, which != "other", empty=which == "empty")
         build = {}
         for side in self.sides:
             owned = side.queues[q].owned

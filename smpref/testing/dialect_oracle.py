@@ -203,8 +203,11 @@ class CoreOracle:
         self.sessions[s].modes[q] = "GET"
         return self._one(s, *(self._deliver_first(s, q) or [Seen("OK")]))
 
-    def ack(self, s: int, q: int, right_key: bool, matching: bool) -> Prediction:
-        """ACK (MSG-4): the message in flight on this session, or any with an empty ID."""
+    def ack(self, s: int, q: int, right_key: bool, matching: bool, *,
+            empty: bool = False) -> Prediction:
+        """ACK (MSG-4): removes the message in flight on this session when its ID is given;
+        an ``empty`` ID clears what is in flight and removes nothing, so a subscription gets
+        the same message again."""
         error = self.recipient_check(q, right_key)
         session = self.sessions[s]
         if error is None and (q not in session.delivered or not matching):
@@ -213,8 +216,9 @@ class CoreOracle:
             return self._one(s, Seen(error))
         queue = self.queues[q]
         label = session.delivered.pop(q)
-        queue.messages = [m for m in queue.messages if m.label != label]
-        self._reopen_if_empty(queue)
+        if not empty:
+            queue.messages = [m for m in queue.messages if m.label != label]
+            self._reopen_if_empty(queue)
         if session.modes.get(q) == "SUB":
             delivered = self._deliver_first(s, q)
             if delivered:

@@ -418,17 +418,19 @@ class SpecServer:
         return Expected.one(session, delivery if delivery is not None else "OK", "MSG-3")
 
     def ack(self, queue: SpecQueue, session: Session, msg_id: bytes) -> Expected:
-        """ACK (MSG-4): removes the record in flight when the ID matches (empty matches any),
-        also when another session's ACK removed it already; the next MSG on a subscription."""
+        """ACK (MSG-4): removes the record in flight when the ID is its ID, also when another
+        session's ACK removed it already; an empty ID clears what is in flight and removes
+        nothing. Then the next MSG on a subscription (the same record after an empty ID)."""
         if queue.deleted:
             return Expected.one(session, "ERR AUTH", "AUTH-3").note("MSG-8")
         in_flight = queue.in_flight.get(session)
         if in_flight is None or (msg_id and msg_id != in_flight.msg_id):
             return Expected.one(session, "ERR NO_MSG", "MSG-4")
         del queue.in_flight[session]
-        if in_flight in queue.records:
-            queue.records.remove(in_flight)
-        self._reopen_if_empty(queue)
+        if msg_id:
+            if in_flight in queue.records:
+                queue.records.remove(in_flight)
+            self._reopen_if_empty(queue)
         if queue.subscriber == session:
             delivery = self._deliver_first(queue, session, corr=True)
             if delivery is not None:

@@ -2,14 +2,19 @@
 
 At first start :func:`load_or_create` writes, into the server's credential folder:
 
-* ``ca.crt`` / ``ca.key``: the Ed25519 identity certificate (CN "SMP server CA", CA:true,
-  critical). Its DER's SHA-256 is the server's ``keyHash`` (TRANS-1). Deployed operators keep
-  this key offline; smpref keeps it next to the leaf so that a restart can renew the leaf.
-* ``server.crt`` / ``server.key``: the online Ed25519 leaf the identity signs (CA:false,
-  serverAuth), the TLS credential SMP clients see (chain of two, smp-wire §2.3).
+* ``ca.crt`` / ``ca.key``: the identity certificate (CN "SMP server CA", CA:true, critical).
+  Its DER's SHA-256 is the server's ``keyHash`` (TRANS-1). Deployed operators keep this key
+  offline; smpref keeps it next to the leaf so that a restart can renew the leaf.
+* ``server.crt`` / ``server.key``: the online leaf the identity signs (CA:false, serverAuth),
+  the TLS credential SMP clients see (a chain of two, TRANS-1).
 * ``web.crt`` / ``web.key``: a self-signed ECDSA P-256 certificate for browsers opening server
-  pages (browsers do not accept Ed25519 in TLS). It is chosen only when the client sends SNI,
-  as deployed servers choose their HTTPS credential; SMP clients send none.
+  pages (browsers accept neither Ed448 nor Ed25519 in TLS). It is chosen only on the web port
+  and only when the client sends SNI, as deployed servers choose their HTTPS credential
+  (TRANS-13).
+
+Both the identity and the leaf are Ed448 by default, or Ed25519, as ``smp-server init
+--sign-algorithm ED448|ED25519`` makes them (simplexmq 6.5.5 Server/CLI.hs:100-120, 153: one
+algorithm for both keys).
 
 Later starts load the same files, so the address stays the same. Keys are written with mode
 0600.
@@ -26,7 +31,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from smpref.errors import TlsCredentialError
@@ -34,7 +39,9 @@ from smpref.errors import TlsCredentialError
 #: validity of generated certificates; deployed uses 999999 days, 100 years is plenty
 VALIDITY = datetime.timedelta(days=36500)
 _FILES = ("ca.crt", "ca.key", "server.crt", "server.key", "web.crt", "web.key")
-
+#: ``--sign-algorithm`` values, named as ``smp-server init`` names them; the first is the default
+SIGN_ALGORITHMS = ("ED448", "ED25519")
+SigningKey = ed448.Ed448PrivateKey | ed25519.Ed25519PrivateKey
 
 
 @dataclass(frozen=True)
@@ -44,8 +51,13 @@ class ServerCredentials:
     folder: Path
     identity_der: bytes
     leaf_der: bytes
-    leaf_seed: bytes  # the leaf's raw Ed25519 private key: it signs session keys (TRANS-9)
+    leaf_key: SigningKey  # it signs session keys (TRANS-9)
     web_der: bytes
+
+    @property
+    def algorithm(self) -> str:
+        """The identity's and leaf's algorithm, as ``--sign-algorithm`` names it."""
+        return "ED448" if isinstance(self.leaf_key, ed448.Ed448PrivateKey) else "ED25519"
 
     @property
     def key_hash(self) -> bytes:
@@ -74,7 +86,7 @@ def _builder(subject: x509.Name, issuer: x509.Name, public_key: object) -> x509.
             .not_valid_before(now).not_valid_after(now + VALIDITY))
 
 
-def _pem_key(key: ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey) -> bytes:
+def _pem_key(key: SigningKey | ec.EllipticCurvePrivateKey) -> bytes:
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
 
@@ -89,10 +101,24 @@ def _write(path: Path, data: bytes, *, secret: bool) -> None:
     os.replace(tmp, path)
 
 
-def create(folder: Path, host: str) -> None:
-    """Generate the identity, the leaf and the web certificate into ``folder``."""
+def _generate(algorithm: str) -> SigningKey:
+    if algorithm == "ED448":
+        return ed448.Ed448PrivateKey.generate()
+    if algorithm == "ED25519":
+        return ed25519.Ed25519PrivateKey.generate()
+    raise TlsCredentialError(f"sign algorithm {algorithm!r}: expected one of "
+                             f"{', '.join(SIGN_ALGORITHMS)}")
+
+
+def create(folder: Path, host: str, algorithm: str = SIGN_ALGORITHMS[0]) -> None:
+    """Generate the identity, the leaf (both ``algorithm``) and the web certificate into
+    ``folder``.
+
+    Raises:
+        TlsCredentialError: ``algorithm`` is not one of :data:`SIGN_ALGORITHMS`.
+    """
+    ca_key = _generate(algorithm)
     folder.mkdir(parents=True, exist_ok=True)
-    ca_key = ed25519.Ed25519PrivateKey.generate()
     ca_name = _name("SMP server CA")
     ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
     ca = (_builder(ca_name, ca_name, ca_key.public_key())
@@ -103,7 +129,7 @@ def create(folder: Path, host: str) -> None:
                                        encipher_only=False, decipher_only=False), critical=True)
           .add_extension(ca_ski, critical=False)
           .sign(ca_key, None))
-    leaf_key = ed25519.Ed25519PrivateKey.generate()
+    leaf_key = _generate(algorithm)
     leaf = (_builder(_name(host), ca_name, leaf_key.public_key())
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
@@ -155,21 +181,22 @@ def load(folder: Path) -> ServerCredentials:
     der = serialization.Encoding.DER
     if len(chain) != 2 or chain[1].public_bytes(der) != ca.public_bytes(der):
         raise TlsCredentialError(f"{folder / 'server.crt'}: expected the leaf, then ca.crt")
-    if not isinstance(leaf_key, ed25519.Ed25519PrivateKey):
-        raise TlsCredentialError(f"{folder / 'server.key'}: not an Ed25519 key")
-    seed = leaf_key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
-                                  serialization.NoEncryption())
+    if not isinstance(leaf_key, ed448.Ed448PrivateKey | ed25519.Ed25519PrivateKey):
+        raise TlsCredentialError(f"{folder / 'server.key'}: neither an Ed448 nor an Ed25519 key")
     if leaf_key.public_key().public_bytes(serialization.Encoding.Raw,
                                           serialization.PublicFormat.Raw) != \
             chain[0].public_key().public_bytes(serialization.Encoding.Raw,
                                                serialization.PublicFormat.Raw):
         raise TlsCredentialError(f"{folder / 'server.key'}: does not match server.crt")
-    return ServerCredentials(folder, ca.public_bytes(der), chain[0].public_bytes(der), seed,
+    return ServerCredentials(folder, ca.public_bytes(der), chain[0].public_bytes(der), leaf_key,
                              web.public_bytes(der))
 
 
-def load_or_create(folder: Path, host: str) -> ServerCredentials:
-    """Load the credentials in ``folder``, generating them first if there are none."""
+def load_or_create(folder: Path, host: str,
+                   algorithm: str = SIGN_ALGORITHMS[0]) -> ServerCredentials:
+    """Load the credentials in ``folder``, generating them first (``algorithm``) if there are
+    none. Credentials that exist are kept whatever ``algorithm`` says: the address's keyHash
+    must not change under a running deployment."""
     if not any((folder / name).exists() for name in _FILES):
-        create(folder, host)
+        create(folder, host, algorithm)
     return load(folder)

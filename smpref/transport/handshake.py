@@ -79,7 +79,7 @@ class ServerHandshake:
         """The content of the server's hello block."""
         return ServerHello(self.versions[0], self.versions[1], self.session_id,
                            self.credentials.chain,
-                           signed_session_key(self.credentials.leaf_seed,
+                           signed_session_key(self.credentials.leaf_key,
                                               x25519_public(self.secret))).encode()
 
     def receive(self, content: bytes) -> Accepted:

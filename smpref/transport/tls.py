@@ -1,7 +1,8 @@
 """TLS contexts for SMP, the session ID, and the client's check of the server identity.
 
-Deployed SMP uses TLS 1.3 with Ed25519/Ed448 certificates, ALPN ``smp/1`` and no SNI from
-clients (smp-wire §2.1-2.3), and its one TLS 1.3 cipher suite is ChaCha20-Poly1305-SHA256.
+Deployed SMP uses TLS 1.3 (and 1.2, DIV-47) with Ed448 or Ed25519 certificates, ALPN ``smp/1``,
+the key exchange groups X448 and X25519, and one TLS 1.3 cipher suite, ChaCha20-Poly1305-SHA256
+(simplexmq 6.5.5 Transport.hs:389-400); its clients send no SNI (Client.hs:498-503).
 smpref's SMP contexts offer that suite alone too (TRANS-8): it fixes the session ID, the
 Finished message of a SHA-256 suite, at 32 bytes, which private routing needs (a PFWD names a
 relay session by it, and with a 48-byte ID of a SHA-384 suite it no longer fits a block,
@@ -20,16 +21,17 @@ import hashlib
 import itertools
 import ssl
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
 
-from smpref.errors import IdentityError, TlsCredentialError
+from smpref.errors import IdentityError, TlsCredentialError, WireError
+from smpref.transport.client_hello import ClientOffer, parse_client_hello
 from smpref.transport.credentials import ServerCredentials
 from smpref.transport.versions import SEED_ALPN, SMP_ALPN, client_alpn
 
-HTTP_ALPN = "http/1.1"
 #: deployed SMP's one TLS 1.3 cipher suite (Transport.hs defaultSupportedParams)
 SMP_SUITE = "TLS_CHACHA20_POLY1305_SHA256"
 
@@ -43,6 +45,33 @@ def _set_ciphersuites() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
     return function
 
 
+def _ssl_ctx_pointer(ctx: ssl.SSLContext) -> int | None:
+    """CPython's SSLContext object holds its ``SSL_CTX *`` right after the object header."""
+    return ctypes.c_void_p.from_address(id(ctx) + 2 * ctypes.sizeof(ctypes.c_void_p)).value
+
+
+@functools.cache
+def _ssl_ctx_ctrl() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+    function = ctypes.CDLL(_ssl.__file__).SSL_CTX_ctrl
+    function.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_long, ctypes.c_char_p]
+    function.restype = ctypes.c_long
+    return function
+
+
+_SSL_CTRL_SET_GROUPS_LIST = 92  # OpenSSL ssl.h: SSL_CTX_set1_groups_list is this ctrl
+
+
+def _set_groups(ctx: ssl.SSLContext, groups: str) -> None:
+    """Offer the key exchange ``groups`` alone (OpenSSL names, colon-separated).
+
+    Raises:
+        TlsCredentialError: OpenSSL refused the list.
+    """
+    if _ssl_ctx_ctrl()(_ssl_ctx_pointer(ctx), _SSL_CTRL_SET_GROUPS_LIST, 0,
+                       groups.encode()) != 1:
+        raise TlsCredentialError(f"OpenSSL would not restrict the groups to {groups}")
+
+
 def _chacha20_only(ctx: ssl.SSLContext) -> None:
     """Offer :data:`SMP_SUITE` alone in TLS 1.3. CPython's SSLContext object holds its
     ``SSL_CTX *`` right after the object header; the result is checked through the public
@@ -51,8 +80,7 @@ def _chacha20_only(ctx: ssl.SSLContext) -> None:
     Raises:
         TlsCredentialError: the suite could not be set.
     """
-    pointer = ctypes.c_void_p.from_address(id(ctx) + 2 * ctypes.sizeof(ctypes.c_void_p))
-    if _set_ciphersuites()(pointer.value, SMP_SUITE.encode()) != 1 or [
+    if _set_ciphersuites()(_ssl_ctx_pointer(ctx), SMP_SUITE.encode()) != 1 or [
             c["name"] for c in ctx.get_ciphers() if c["protocol"] == "TLSv1.3"] != [SMP_SUITE]:
         raise TlsCredentialError(f"OpenSSL would not restrict TLS 1.3 to {SMP_SUITE}")
 
@@ -69,38 +97,165 @@ def session_id(ssl_object: ssl.SSLObject | ssl.SSLSocket) -> bytes:
     return value
 
 
+#: the HTTP tokens a deployed server lists after ``smp/1`` (Server/Main.hs:581,
+#: Transport/HTTP2.hs:95-96); negotiated without SNI, they get SMP 6-18 (Transport.hs:760)
+HTTP_ALPNS = ("h2", "http/1.1")
+#: key exchange groups of deployed SMP ports (Transport.hs:397) and of a deployed port shared
+#: with its web server (Transport.hs:406), as OpenSSL names them
+SMP_GROUPS = "X448:X25519"
+WEB_PORT_GROUPS = "X25519:X448:ffdhe4096:ffdhe6144:ffdhe8192:P-521"
+_NO_APPLICATION_PROTOCOL = 120  # RFC 7301 §3.2
+
+
+@dataclass(frozen=True)
+class TlsRefusal:
+    """A TLS handshake that failed: who ended it, the alert, its cause as smpref reads it from
+    what the client offered, and that offer (None when the ClientHello did not parse)."""
+
+    by: str  # "server" or "client"
+    alert: str
+    cause: str
+    offer: ClientOffer | None
+
+    def fields(self) -> dict[str, str]:
+        return {"by": self.by, "alert": self.alert, "cause": self.cause,
+                **(self.offer.describe() if self.offer else {"offer": "unreadable"})}
+
+
+def _alert_name(code: int) -> str:
+    try:
+        return ssl.AlertDescription(code).name.removeprefix("ALERT_DESCRIPTION_").lower()
+    except ValueError:
+        return {_NO_APPLICATION_PROTOCOL: "no_application_protocol"}.get(code, f"alert {code}")
+
+
+def refusal_cause(offer: ClientOffer | None, algorithm: str, alpn: tuple[str, ...],
+                  groups: str = SMP_GROUPS) -> str:
+    """Why a server with an identity of ``algorithm``, ALPN tokens ``alpn`` and key exchange
+    ``groups`` refuses this offer, checked in the order the TLS handshake meets them."""
+    if offer is None:
+        return "the ClientHello does not parse"
+    if "TLSv1.3" not in offer.versions:
+        return f"no shared TLS version: smpref serves TLSv1.3, the client offers " \
+               f"{', '.join(offer.versions) or 'none'}"
+    if SMP_SUITE not in offer.cipher_suites:
+        return f"no shared cipher suite: smpref's SMP ports have {SMP_SUITE} alone (TRANS-8)"
+    if offer.alpn is not None and not set(offer.alpn) & set(alpn):
+        return f"no shared ALPN token: the server has {', '.join(alpn)} (TRANS-11)"
+    if offer.groups and not set(offer.groups) & set(groups.split(":")):
+        return f"no shared key exchange group: the server has {groups.replace(':', ', ')}"
+    wanted = algorithm.lower()
+    if offer.signature_algorithms and wanted not in offer.signature_algorithms:
+        return f"no shared signature algorithm: the server's certificate is {algorithm} " \
+               f"(TRANS-1) and the client offers none of it"
+    return "the TLS library refused the offer (see the alert)"
+
+
+class _Offers:
+    """Reads each ClientHello (the context's message callback) onto its SSL object, and
+    reports a handshake ended by a fatal alert in either direction."""
+
+    def __init__(self, algorithm: str, alpn: tuple[str, ...], groups: str,
+                 on_refused: Callable[[TlsRefusal], None] | None) -> None:
+        self.algorithm, self.alpn, self.groups = algorithm, alpn, groups
+        self.on_refused = on_refused
+
+    def __call__(self, conn: object, direction: str, _version: object, content_type: object,
+                 message_type: object, data: bytes) -> None:
+        # Called by OpenSSL for every TLS message: return at once for the others.
+        if content_type == _TLS_HANDSHAKE and message_type == _CLIENT_HELLO and \
+                direction == "read":
+            try:
+                offer: ClientOffer | None = parse_client_hello(data)
+            except WireError:
+                offer = None
+            conn.smpref_offer = offer  # type: ignore[attr-defined]
+        elif content_type == _TLS_ALERT and len(data) == 2 and data[0] == 2 and \
+                self.on_refused is not None:  # a fatal alert ends the handshake
+            offer = getattr(conn, "smpref_offer", None)
+            if getattr(conn, "smpref_refused", False):
+                return
+            conn.smpref_refused = True  # type: ignore[attr-defined]
+            by = "server" if direction == "write" else "client"
+            cause = refusal_cause(offer, self.algorithm, self.alpn, self.groups) \
+                if by == "server" else \
+                "the client ended the handshake (it may not accept the server's certificate)"
+            self.on_refused(TlsRefusal(by, _alert_name(data[1]), cause, offer))
+
+
+_TLS_HANDSHAKE = ssl._TLSContentType.HANDSHAKE  # type: ignore[attr-defined]
+_TLS_ALERT = ssl._TLSContentType.ALERT  # type: ignore[attr-defined]
+_CLIENT_HELLO = ssl._TLSMessageType.CLIENT_HELLO  # type: ignore[attr-defined]
+
+
+def offer_of(ssl_object: ssl.SSLObject) -> ClientOffer | None:
+    """What the client of a finished handshake offered, as the server's context read it."""
+    offer = getattr(ssl_object, "smpref_offer", None)
+    return offer if isinstance(offer, ClientOffer) else None
+
+
 def sni_of(ssl_object: ssl.SSLObject) -> str | None:
     """The server name a client sent (SNI), as the server's context saw it; None if none."""
-    name = getattr(ssl_object, "smpref_sni", None)
-    return name if isinstance(name, str) else None
+    offer = offer_of(ssl_object)
+    return offer.sni if offer is not None else None
 
 
-def server_context(credentials: ServerCredentials, *, pages: bool = True,
-                   protocols: tuple[str, ...] = (SEED_ALPN, SMP_ALPN)) -> ssl.SSLContext:
-    """The server's context: the SMP chain, ALPN smpref-seed/1 and smp/1 (TRANS-11), and
-    http/1.1 for server pages.
+def server_context(credentials: ServerCredentials, *, web: bool = False,
+                   protocols: tuple[str, ...] = (SEED_ALPN, SMP_ALPN),
+                   on_refused: Callable[[TlsRefusal], None] | None = None) -> ssl.SSLContext:
+    """A listening port's context, as deployed serves its ports (TRANS-11, TRANS-13).
 
-    A client that sends SNI is a browser (SMP clients send none, smp-wire §2.1): it gets the
-    web certificate, as a deployed server gives its HTTPS credential. ``protocols`` are the
-    SMP tokens offered, in the server's order of preference.
+    * Every connection gets the SMP chain, whatever server name it sends, except on the web
+      port (``web``), where a client that sends SNI gets the web certificate and ALPN http/1.1
+      for the server pages (Server.hs:210-219, Transport/Server.hs:258-272).
+    * ALPN: ``protocols`` (the SMP tokens), then h2 and http/1.1, which also get SMP when
+      negotiated without SNI (Transport.hs:760, Server/Main.hs:581). The client's first token
+      the server has is chosen, as deployed's ``onALPNClientSuggest`` chooses it
+      (Transport/Server.hs:269). A client whose ALPN names none of them is refused with the
+      ``no_application_protocol`` alert, as the tls library deployed uses refuses it (tls
+      1.9.0 Handshake/Server.hs:1089-1105); a client without ALPN gets SMP 6-6.
+    * A handshake that fails is reported to ``on_refused`` with its cause and what the client
+      offered, in either direction.
     """
-    smp = _base_server_context(str(credentials.path("server.crt")),
-                               str(credentials.path("server.key")))
-    _chacha20_only(smp)
-    smp.set_alpn_protocols([*protocols, HTTP_ALPN] if pages else list(protocols))
-    if pages:
-        web = _base_server_context(str(credentials.path("web.crt")),
-                                   str(credentials.path("web.key")))
-        web.set_alpn_protocols([HTTP_ALPN])
+    algorithm = credentials.algorithm
+    alpn = (*protocols, *HTTP_ALPNS)
+    offers = _Offers(algorithm, alpn, WEB_PORT_GROUPS if web else SMP_GROUPS, on_refused)
 
-        def choose(sock: ssl.SSLObject, server_name: str | None, _ctx: ssl.SSLContext) -> None:
-            if server_name:
-                sock.context = web
-                # kept for the server's diagnostics: an SMP client sent SNI (TRANS-17)
-                sock.smpref_sni = server_name  # type: ignore[attr-defined]
+    def smp_context(tokens: tuple[str, ...]) -> ssl.SSLContext:
+        ctx = _base_server_context(str(credentials.path("server.crt")),
+                                   str(credentials.path("server.key")))
+        _chacha20_only(ctx)
+        _set_groups(ctx, WEB_PORT_GROUPS if web else SMP_GROUPS)
+        ctx.set_alpn_protocols(list(tokens))
+        ctx._msg_callback = offers  # type: ignore[attr-defined]
+        return ctx
 
-        smp.sni_callback = choose
-    return smp
+    # One context per token: switching to it in the callback makes OpenSSL, which selects in
+    # the server's order, select the client's first token, as deployed does.
+    chosen = {token: smp_context((token,)) for token in alpn}
+    main = smp_context(alpn)
+    pages: ssl.SSLContext | None = None
+    if web:
+        pages = _base_server_context(str(credentials.path("web.crt")),
+                                     str(credentials.path("web.key")))
+        pages.set_alpn_protocols(["http/1.1"])
+        pages._msg_callback = offers  # type: ignore[attr-defined]
+
+    def choose(sock: ssl.SSLObject, server_name: str | None, _ctx: ssl.SSLContext) -> int | None:
+        offer = offer_of(sock)
+        if pages is not None and server_name:
+            sock.context = pages
+            return None
+        if offer is None or offer.alpn is None:
+            return None
+        token = next((t for t in offer.alpn if t in chosen), None)
+        if token is None:
+            return _NO_APPLICATION_PROTOCOL
+        sock.context = chosen[token]
+        return None
+
+    main.sni_callback = choose
+    return main
 
 
 def _base_server_context(certfile: str, keyfile: str) -> ssl.SSLContext:

@@ -101,7 +101,7 @@ async def _life_end(ctx: Context) -> str | None:
     a, b = await ctx.connect(), await ctx.connect()
     q = await ctx.create(a, subscribe=True)
     await ctx.subscribe(b, q)
-    await ctx.event(a, "END", q.rid)
+    await ctx.ended(a, q.rid)
     return None
 
 
@@ -111,8 +111,9 @@ async def _life_deld(ctx: Context) -> str | None:
     q = await ctx.create(a)
     await ctx.subscribe(b, q)
     ctx.expect(await ctx.request(a, DEL(), q.rid, q.key), "OK")
-    # smpref ends the subscription with END (MSG-8); deployed sends DELD from v10 on
-    await ctx.event(b, "END" if ctx.extended else ("DELD", "END"), q.rid)
+    # the seed design ends the subscription with END (MSG-8, DIV-48); deployed sends DELD from
+    # version 10, END below
+    await ctx.ended(b, q.rid, deleted=True)
     return None
 
 
