@@ -4,8 +4,11 @@ It advertises the deployed range 6-18 and answers the core commands with deploye
 and encodings (smp-wire §3.6-3.10): ``SOK 0`` for SUB, ``OK`` for OFF, ``DELD`` to other
 subscribers on DEL, message bodies ``Int64 ts || flag || ' ' || body`` (or ``QUOTA ts``)
 sealed with the queue's secret, and no ratchet. It shares smpref's transport and codecs (the
-bytes of core commands are the same), not the model: the queue logic below is written from
-smp-wire.md alone. It exists to show that ``smpref conform`` passes the core cases and skips
+bytes of core commands are the same), not the model: the queue logic below was written from a
+digest of simplexmq's source, never from smpref's spec, and where a step cites simplexmq's
+lines (ACK) it follows them. It sends END and DELD at once, where deployed gathers them for
+up to 15 s (tests/test_conform_serve_deployed.py runs the runner against that timing). It
+exists to show that ``smpref conform`` passes the core cases and skips
 the seed cases against a server that speaks only deployed SMP, finding that out from the
 handshake. Not a server to use: no store, no limits.
 """
@@ -98,7 +101,7 @@ class DeployedDouble:
         self._server = await asyncio.start_server(
             self._connection, "127.0.0.1", 0,
             # a deployed server knows only smp/1 (smp-wire §2.2)
-            ssl=server_context(self.credentials, pages=False, protocols=(SMP_ALPN,)))
+            ssl=server_context(self.credentials, protocols=(SMP_ALPN,)))
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:

@@ -7,6 +7,7 @@ The identity is Ed25519 or Ed448, as ``smp-server init --sign-algorithm`` makes 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import ssl
@@ -22,6 +23,7 @@ from deployed_client import DeployedClient
 from reqs import req
 from servers import embedded
 
+from smpref.errors import ClientError
 from smpref.serve.events import LOGGER
 from smpref.serve.listener import SmpServer
 from smpref.transport import tls
@@ -139,15 +141,15 @@ def tls_config(**changes: Any) -> Any:
 def _restrict(ctx: ssl.SSLContext, sigalgs: str | None = None,
               groups: str | None = None) -> ssl.SSLContext:
     """A client that offers only these signature algorithms or groups (OpenSSL's controls,
-    which Python's ssl does not expose: SSL_CTRL_SET_SIGALGS_LIST 98, GROUPS_LIST 92)."""
-    for control, value in ((98, sigalgs), (92, groups)):
+    which Python's ssl does not expose)."""
+    for control, value in ((tls.SSL_CTRL_SET_SIGALGS_LIST, sigalgs),
+                           (tls.SSL_CTRL_SET_GROUPS_LIST, groups)):
         if value is not None:
-            assert tls._ssl_ctx_ctrl()(tls._ssl_ctx_pointer(ctx), control, 0,
-                                       value.encode()) == 1
+            assert tls.ssl_ctx_ctrl(ctx, control, value)
     return ctx
 
 
-@req("TRANS-1", "TRANS-11", "TRANS-17", "CLNT-28")
+@req("TRANS-1", "TRANS-11", "TRANS-17", "CLNT-29")
 @pytest.mark.parametrize(("client", "alert", "cause", "shown"), [
     (lambda: tls.client_context(["x-unknown"]), "no_application_protocol",
      "no shared ALPN token", ("offered_alpn", "x-unknown")),
@@ -199,3 +201,50 @@ def test_the_identity_is_ed25519_by_default_or_ed448(tmp_path: Path, algorithm: 
             client = await DeployedClient.connect(server.address)
             await client.close()
     asyncio.run(main())
+
+
+def test_the_cli_offers_the_algorithms_the_credentials_make() -> None:
+    """``--sign-algorithm`` names its choices without importing the credentials module (it
+    loads cryptography); they must stay the same, the default first."""
+    from smpref.cli.client_check_commands import client_check
+    from smpref.cli.network import serve
+    from smpref.transport.credentials import SIGN_ALGORITHMS
+
+    for command in (serve, client_check):
+        (option,) = [p for p in command.params if p.name == "sign_algorithm"]
+        assert tuple(option.type.choices) == SIGN_ALGORITHMS  # type: ignore[attr-defined]
+        assert option.default == SIGN_ALGORITHMS[0]
+
+
+@req("MSG-2", "MSG-8", "TRANS-16")
+def test_end_and_deld_wait_for_the_pending_events_tick_and_come_newest_first(
+        tmp_path: Path) -> None:
+    """Deployed keeps END and DELD for a connection in pendingEvents, newest first, and sends
+    them all every pendingENDInterval (Server.hs:328, 413-436): nothing at once, then both
+    together. The subscription itself moves at once."""
+    from smpref.conform.context import Context
+    from smpref.wire.messages import DEL
+
+    async def main() -> tuple[list[tuple[str, bytes]], bytes, bytes]:
+        async with embedded(tmp_path, pending_events_interval=1.5) as server:
+            ctx = Context(server.address, True, 1000)
+            a, b = await ctx.connect(), await ctx.connect()
+            first = await ctx.create(a, subscribe=True)
+            second = await ctx.create(a, subscribe=True)
+            await ctx.subscribe(b, first)  # a's subscription to the first moves to b
+            ctx.expect(await ctx.request(b, DEL(), second.rid, second.key), "OK")
+            # gathered, not sent with the answers (the seed design's NEW pushes its first
+            # record as MSG: only END counts)
+            with contextlib.suppress(ClientError):
+                while True:
+                    assert (await a.next_event(0.3)).tag != "END"
+            got = []
+            while len(got) < 2:
+                event = await a.next_event(5.0)
+                if event.tag == "END":
+                    got.append((event.tag, bytes(event.transmission.entity_id)))
+            await ctx.close()
+            return got, first.rid, second.rid
+    got, first, second = asyncio.run(main())
+    # newest first: the deleted queue's END (the seed design's DEL sends END), then the moved
+    assert got == [("END", second), ("END", first)], got

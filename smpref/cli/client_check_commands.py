@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from smpref.cli.app import SmprefCommand
-from smpref.cli.network import bind_host
+from smpref.cli.network import bind_host, sign_algorithm_option
 from smpref.cli.output import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -74,10 +74,7 @@ def _cases(text: str | None) -> list[int] | None:
               help="How long case 9 waits for the client to connect again.")
 @click.option("--trace", "trace_path", type=FILE_PATH, default=None, metavar="FILE",
               help="Also write every transmission, decoded, as JSON lines (as serve --trace).")
-@click.option("--sign-algorithm", type=click.Choice(["ED25519", "ED448"]), default="ED25519",
-              show_default=True,
-              help="Algorithm of the server's certificates when --store has none yet: check a "
-                   "client against both, as deployed servers have either.")
+@sign_algorithm_option
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="warning", show_default=True,
               help="The server's events on stderr, as JSON lines.")

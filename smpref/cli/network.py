@@ -49,6 +49,16 @@ def bind_host(host: str, option: str) -> str:
     return host.strip("[]")
 
 
+#: ``--sign-algorithm`` of ``serve`` and ``client-check``: the names and default of
+#: :data:`smpref.transport.credentials.SIGN_ALGORITHMS` (not imported: it loads cryptography)
+sign_algorithm_option = click.option(
+    "--sign-algorithm", type=click.Choice(["ED25519", "ED448"]), default="ED25519",
+    show_default=True,
+    help="Algorithm of the identity and TLS certificates when the server folder has none yet, "
+         "as smp-server init --sign-algorithm (existing ones are kept). Deployed servers have "
+         "either: check a client against both.")
+
+
 @click.command("serve", cls=SmprefCommand)
 @click.option("--store", "folder", type=FOLDER_PATH,
               default=Path("smpref-server"), show_default=True,
@@ -72,10 +82,7 @@ def bind_host(host: str, option: str) -> str:
               help="Serve the short-link pages on PORT to clients that send SNI; clients "
                    "without SNI get SMP there, as on deployed's [WEB] https port (TRANS-13). "
                    "It may equal --port. Default: no pages.")
-@click.option("--sign-algorithm", type=click.Choice(["ED25519", "ED448"]), default="ED25519",
-              show_default=True,
-              help="Algorithm of the identity and TLS certificates when the server folder has "
-                   "none yet, as smp-server init --sign-algorithm (existing ones are kept).")
+@sign_algorithm_option
 @click.option("--tls-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds a client has to finish the TLS handshake.")
 @click.option("--handshake-timeout", type=click.FloatRange(min=0.1), default=120.0,

@@ -101,7 +101,7 @@ class ServeConfig:
     web_port: int | None = None
     #: the identity's and leaf's algorithm when credentials are first made (``smp-server
     #: init`` defaults to ED25519, Server/Main.hs:857-866)
-    sign_algorithm: str = SIGN_ALGORITHMS[1]
+    sign_algorithm: str = SIGN_ALGORITHMS[0]
     #: the host name clients reach the server by, when it is not ``host`` (NAT, a proxy)
     advertise: str | None = None
     max_connections: int = 1024
@@ -581,10 +581,13 @@ class SmpServer:
             if connection.reading and connection.reader_task is not None:
                 connection.reader_task.cancel()
 
-    def _route(self, outgoing: list[Outgoing], origin: Connection | None = None) -> None:
+    def _route(self, outgoing: list[Outgoing], origin: Connection | None = None, *,
+               gather: bool = True) -> None:
         """Queue each transmission on its connection. Answers to ``origin``'s own commands
         are always queued (its reader waits for them to drain); events pushed to another
-        connection whose outbox is full close that connection instead (TRANS-16)."""
+        connection whose outbox is full close that connection instead (TRANS-16). With
+        ``gather``, END and DELD for another connection wait for the next pending-events
+        tick (:meth:`_gathered`)."""
         # the origin by reference: it may be closing, but its answers are still flushed
         targets: dict[bytes, Connection | None] = {}
         by_session: dict[bytes, list[bytes]] = {}
@@ -596,7 +599,8 @@ class SmpServer:
                 targets[out.session_id] = origin if origin is not None and \
                     out.session_id == origin.session_id else self.connections.get(out.session_id)
             target = targets[out.session_id]
-            if target is not None and target is not origin and self._gathered(target, out):
+            if gather and target is not None and target is not origin and \
+                    self._gathered(target, out):
                 continue
             by_session.setdefault(out.session_id, []).append(
                 out.encode(target.version if target is not None else None))
@@ -639,16 +643,7 @@ class SmpServer:
             for connection in list(self.connections.values()):
                 if connection.pending_events:
                     pending, connection.pending_events = connection.pending_events, []
-                    self._route_events(connection, pending)
-
-    def _route_events(self, connection: Connection, pending: list[Outgoing]) -> None:
-        transmissions = [out.encode(connection.version) for out in pending]
-        if self.trace.active:
-            for data in transmissions:
-                self.trace.record("out", connection.number, data, connection.dialect,
-                                  connection.version)
-        if not connection.closing:
-            connection.queue(transmissions)
+                    self._route(pending, gather=False)
 
     async def _inactive_loop(self, ttl: float) -> None:
         """Every check interval, close each connection without subscriptions whose last

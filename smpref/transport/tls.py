@@ -37,11 +37,13 @@ SMP_SUITE = "TLS_CHACHA20_POLY1305_SHA256"
 
 
 @functools.cache
-def _set_ciphersuites() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
-    """OpenSSL's ``SSL_CTX_set_ciphersuites``, from the library Python's ``_ssl`` uses."""
-    function = ctypes.CDLL(_ssl.__file__).SSL_CTX_set_ciphersuites
-    function.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    function.restype = ctypes.c_int
+def _openssl(name: str, restype: type, *argtypes: type
+             ) -> ctypes._CFuncPtr:  # type: ignore[name-defined]
+    """An OpenSSL function taking an ``SSL_CTX *`` first, from the library Python's ``_ssl``
+    uses: ``SSL_CTX_set_ciphersuites`` and ``SSL_CTX_ctrl``, which Python does not expose."""
+    function = getattr(ctypes.CDLL(_ssl.__file__), name)
+    function.argtypes = [ctypes.c_void_p, *argtypes]
+    function.restype = restype
     return function
 
 
@@ -50,15 +52,16 @@ def _ssl_ctx_pointer(ctx: ssl.SSLContext) -> int | None:
     return ctypes.c_void_p.from_address(id(ctx) + 2 * ctypes.sizeof(ctypes.c_void_p)).value
 
 
-@functools.cache
-def _ssl_ctx_ctrl() -> ctypes._CFuncPtr:  # type: ignore[name-defined]
-    function = ctypes.CDLL(_ssl.__file__).SSL_CTX_ctrl
-    function.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_long, ctypes.c_char_p]
-    function.restype = ctypes.c_long
-    return function
+#: OpenSSL ssl.h: ``SSL_CTX_set1_groups_list`` and ``SSL_CTX_set1_sigalgs_list`` are these
+#: ``SSL_CTX_ctrl`` commands
+SSL_CTRL_SET_GROUPS_LIST = 92
+SSL_CTRL_SET_SIGALGS_LIST = 98
 
 
-_SSL_CTRL_SET_GROUPS_LIST = 92  # OpenSSL ssl.h: SSL_CTX_set1_groups_list is this ctrl
+def ssl_ctx_ctrl(ctx: ssl.SSLContext, command: int, value: str) -> bool:
+    """``SSL_CTX_ctrl(ctx, command, 0, value)``; whether OpenSSL took it."""
+    ctrl = _openssl("SSL_CTX_ctrl", ctypes.c_long, ctypes.c_int, ctypes.c_long, ctypes.c_char_p)
+    return bool(ctrl(_ssl_ctx_pointer(ctx), command, 0, value.encode()) == 1)
 
 
 def _set_groups(ctx: ssl.SSLContext, groups: str) -> None:
@@ -67,20 +70,20 @@ def _set_groups(ctx: ssl.SSLContext, groups: str) -> None:
     Raises:
         TlsCredentialError: OpenSSL refused the list.
     """
-    if _ssl_ctx_ctrl()(_ssl_ctx_pointer(ctx), _SSL_CTRL_SET_GROUPS_LIST, 0,
-                       groups.encode()) != 1:
+    if not ssl_ctx_ctrl(ctx, SSL_CTRL_SET_GROUPS_LIST, groups):
         raise TlsCredentialError(f"OpenSSL would not restrict the groups to {groups}")
 
 
 def _chacha20_only(ctx: ssl.SSLContext) -> None:
-    """Offer :data:`SMP_SUITE` alone in TLS 1.3. CPython's SSLContext object holds its
-    ``SSL_CTX *`` right after the object header; the result is checked through the public
-    ``get_ciphers``, so a Python that lays it out otherwise fails here, not on the wire.
+    """Offer :data:`SMP_SUITE` alone in TLS 1.3. The result is checked through the public
+    ``get_ciphers``, so a Python that lays its context out otherwise (:func:`_ssl_ctx_pointer`)
+    fails here, not on the wire.
 
     Raises:
         TlsCredentialError: the suite could not be set.
     """
-    if _set_ciphersuites()(_ssl_ctx_pointer(ctx), SMP_SUITE.encode()) != 1 or [
+    set_suites = _openssl("SSL_CTX_set_ciphersuites", ctypes.c_int, ctypes.c_char_p)
+    if set_suites(_ssl_ctx_pointer(ctx), SMP_SUITE.encode()) != 1 or [
             c["name"] for c in ctx.get_ciphers() if c["protocol"] == "TLSv1.3"] != [SMP_SUITE]:
         raise TlsCredentialError(f"OpenSSL would not restrict TLS 1.3 to {SMP_SUITE}")
 
@@ -172,10 +175,10 @@ class _Offers:
             conn.smpref_offer = offer  # type: ignore[attr-defined]
         elif content_type == _TLS_ALERT and len(data) == 2 and data[0] == 2 and \
                 self.on_refused is not None:  # a fatal alert ends the handshake
-            offer = getattr(conn, "smpref_offer", None)
-            if getattr(conn, "smpref_refused", False):
+            if getattr(conn, "smpref_refused", False):  # one line per handshake
                 return
             conn.smpref_refused = True  # type: ignore[attr-defined]
+            offer = getattr(conn, "smpref_offer", None)
             by = "server" if direction == "write" else "client"
             cause = refusal_cause(offer, self.algorithm, self.alpn, self.groups) \
                 if by == "server" else \
