@@ -67,7 +67,7 @@ def echo_server_main(folder: str) -> None:
     async def main() -> None:
         creds = load_or_create(Path(folder), "127.0.0.1")
         server = await asyncio.start_server(_echo, "127.0.0.1", 0,
-                                            ssl=server_context(creds, pages=False))
+                                            ssl=server_context(creds))
         print(server.sockets[0].getsockname()[1], flush=True)
         await server.serve_forever()
     asyncio.run(main())

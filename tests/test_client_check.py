@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import ssl
 import struct
 import subprocess
 import sys
@@ -307,6 +308,27 @@ async def _wrong_session(address: str) -> None:
     async with await SmpClient.connect(address, version=18) as noisy:
         await noisy.send_block(os.urandom(16384))
         await asyncio.sleep(0.1)
+
+
+@req("CLNT-29", "TRANS-17")
+def test_a_client_whose_tls_handshake_fails_fails_a_check_that_says_why(tmp_path: Path) -> None:
+    """A client that never reaches SMP is a failed check naming the cause and its offer, not
+    silence: here it offers only an ALPN token no SMP server has."""
+    async def main() -> ClientReport:
+        check = ClientCheck(tmp_path, ServeConfig(port=0), CheckConfig(cases=[], **FAST))
+        server = parse_server_address(await check.start())
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            await asyncio.open_connection(server.hosts[0], server.effective_port,
+                                          ssl=client_context(["x-unknown"]),
+                                          server_hostname=None)
+        await asyncio.sleep(0.2)
+        return await check.finish()
+
+    report = asyncio.run(main())
+    assert report.faults() == ["tls.handshake"]
+    text = detail(report, "tls.handshake")
+    assert "no_application_protocol" in text and "no shared ALPN token" in text, text
+    assert "offered_alpn=x-unknown" in text, text
 
 
 @req("CLNT-1", "CLNT-3", "CLNT-4", "CLNT-6", "CLNT-7", "CLNT-8", "CLNT-9", "CLNT-10",

@@ -90,10 +90,14 @@ async def core_scenario(address: str) -> None:
     assert (got.body, got.notification) == (b"two", True)
     # another connection subscribes: SOK without a service ID, the message again, END to alice
     assert (await carol.request(b"SUB", rid, owner.sign)).command == b"SOK 0"
-    assert open_msg(await carol.event(), owner.dh, ids.server_dh).body == b"two"
+    again = open_msg(await carol.event(), owner.dh, ids.server_dh)
+    assert again.body == b"two"
     end = await alice.event()
     assert (end.command, end.entity_id) == (b"END", rid)
-    assert (await carol.request(ack_command(b""), rid, owner.sign)).command == b"OK"
+    # an empty ID removes nothing: the same message again (Server.hs:1815-1820)
+    redelivered = await carol.request(ack_command(b""), rid, owner.sign)
+    assert open_msg(redelivered, owner.dh, ids.server_dh).msg_id == again.msg_id
+    assert (await carol.request(ack_command(again.msg_id), rid, owner.sign)).command == b"OK"
     # suspend: OFF answers OK (no count), SEND is refused, what is queued can still be read
     assert (await bob.request(send_command(b"three"), sid, sender.sign)).command == b"OK"
     assert open_msg(await carol.event(), owner.dh, ids.server_dh).body == b"three"

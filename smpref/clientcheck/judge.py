@@ -189,7 +189,7 @@ class Judge(Watcher):
             offered = ", ".join(f"{k}={v}" for k, v in refusal.fields().items()
                                 if k not in ("by", "alert", "cause"))
             self.record("tls.handshake", False, 0,
-                        f"CLNT-28: the TLS handshake failed ({refusal.alert}, ended by the "
+                        f"CLNT-29: the TLS handshake failed ({refusal.alert}, ended by the "
                         f"{refusal.by}): {refusal.cause}; the client offered {offered}")
 
     def hello(self, hello: Hello) -> None:

@@ -1,8 +1,8 @@
 """The server identity and the signed session key of the handshake (TRANS-1, TRANS-9).
 
 ``keyHash`` is the SHA-256 of the identity (CA) certificate's DER. The server signs a fresh
-X25519 session key with its TLS (leaf) key, Ed448 by default or Ed25519, as deployed servers
-(``smp-server init --sign-algorithm``, Server/CLI.hs:100-120); the layout of what is signed is
+X25519 session key with its TLS (leaf) key, Ed25519 or Ed448, as deployed servers do
+(``smp-server init --sign-algorithm``, Server/Main.hs:857-866); the layout of what is signed is
 :mod:`smpref.wire.hellos`'.
 """
 

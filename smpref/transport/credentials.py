@@ -12,9 +12,9 @@ At first start :func:`load_or_create` writes, into the server's credential folde
   and only when the client sends SNI, as deployed servers choose their HTTPS credential
   (TRANS-13).
 
-Both the identity and the leaf are Ed448 by default, or Ed25519, as ``smp-server init
---sign-algorithm ED448|ED25519`` makes them (simplexmq 6.5.5 Server/CLI.hs:100-120, 153: one
-algorithm for both keys).
+Both the identity and the leaf are Ed25519 by default, or Ed448, as ``smp-server init
+--sign-algorithm ED25519|ED448`` makes them (simplexmq 6.5.5 Server/Main.hs:857-866 for the
+default, Server/CLI.hs:151-160: one algorithm for both keys).
 
 Later starts load the same files, so the address stays the same. Keys are written with mode
 0600.
@@ -40,7 +40,7 @@ from smpref.errors import TlsCredentialError
 VALIDITY = datetime.timedelta(days=36500)
 _FILES = ("ca.crt", "ca.key", "server.crt", "server.key", "web.crt", "web.key")
 #: ``--sign-algorithm`` values, named as ``smp-server init`` names them; the first is the default
-SIGN_ALGORITHMS = ("ED448", "ED25519")
+SIGN_ALGORITHMS = ("ED25519", "ED448")
 SigningKey = ed448.Ed448PrivateKey | ed25519.Ed25519PrivateKey
 
 
