@@ -66,7 +66,10 @@ def test_the_pages_show_commands() -> None:
 def live_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert SMPREF
     folder = tmp_path_factory.mktemp("doc-server")
-    with subprocess.Popen([SMPREF, "serve", "--store", str(folder / "s"), "--port", "0"],
+    # END and DELD at once: the documented conform runs against deployed's 15 s timing are
+    # tests/test_conform_serve_deployed.py's, and here they would only wait
+    with subprocess.Popen([SMPREF, "serve", "--store", str(folder / "s"), "--port", "0",
+                           "--end-interval", "0"],
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as server:
         assert server.stdout is not None
         address = server.stdout.readline().decode().strip()
