@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -142,9 +143,11 @@ print(" ".join(sorted(m for m in sys.modules if m.startswith(("smpref.", "pyspar
 
 
 def loaded(*args: str, status: int = 0) -> list[str]:
-    # a timeout: a refused value the command let through would start a server
-    done = subprocess.run([sys.executable, "-P", "-c", LOADED, str(status), *args],
-                          capture_output=True, text=True, check=True, timeout=120)
+    # a timeout: a refused value the command let through would start a server; in a folder of
+    # its own: serve and client-check make their store folder before a later value is refused
+    with tempfile.TemporaryDirectory() as cwd:
+        done = subprocess.run([sys.executable, "-P", "-c", LOADED, str(status), *args],
+                              capture_output=True, text=True, check=True, timeout=120, cwd=cwd)
     return done.stdout.split()
 
 
