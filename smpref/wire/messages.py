@@ -38,7 +38,9 @@ class ConnectionMode(enum.Enum):
 
 
 class CommandError(enum.Enum):
-    """Why a transmission was rejected before it reached a queue (smp-wire §3.9)."""
+    """Why a transmission was rejected before it reached a queue (simplexmq Protocol.hs:1531-1544,
+    1984-2001).
+    """
 
     UNKNOWN = b"UNKNOWN"
     """the command tag is not known"""
@@ -55,7 +57,7 @@ class CommandError(enum.Enum):
 
 
 class HandshakeError(enum.Enum):
-    """Handshake failures inside TransportError (smp-wire §3.9)."""
+    """Handshake failures inside TransportError (simplexmq Transport.hs:692-701, 711, 719)."""
 
     PARSE = b"PARSE"
     """the handshake block does not parse"""
@@ -224,7 +226,9 @@ class RcvMsgFlags(Struct):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RcvMessage(Struct):
-    """MSG's encBody before padding and sealing (smp-wire §3.10, QENC-7)."""
+    """MSG's encBody before padding and sealing (QENC-7; the layout of simplexmq
+    Protocol.hs:794-800).
+    """
 
     timestamp: int
     """seconds since the epoch when the server stored the record"""
@@ -484,7 +488,7 @@ BrokerErrorType.NO_SERVICE = BrokerErrorType_NO_SERVICE
 
 
 class ProxyError(Struct):
-    """Errors of the proxy layer (smp-wire §3.11)."""
+    """Errors of the proxy layer (simplexmq Protocol.hs:1546-1556, 2003-2015)."""
 
     __slots__ = ()
     PROTOCOL: ClassVar[type[ProxyError_PROTOCOL]]
@@ -526,7 +530,9 @@ ProxyError.NO_SESSION = ProxyError_NO_SESSION
 
 
 class ErrorType(Struct):
-    """Every protocol error maps to exactly one of these (smp-wire §3.9)."""
+    """Every protocol error maps to exactly one of these (simplexmq Protocol.hs:1461-1492,
+    1947-1982).
+    """
 
     __slots__ = ()
     BLOCK: ClassVar[type[ErrorType_BLOCK]]
@@ -948,7 +954,7 @@ class MSG(Response):
     msg_id: bytes
     """message ID (24 bytes)"""
     enc_body: bytes
-    """the message sealed for the recipient (smp-wire §3.10)"""
+    """the message sealed for the recipient (QENC-7; deployed: simplexmq Server.hs:2030-2038)"""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
