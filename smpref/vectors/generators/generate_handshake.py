@@ -14,10 +14,10 @@ SET = VectorSet(
     algorithm="SMP handshake",
     header=("The server identity keyHash, SHA-256 of the identity certificate's DER (TRANS-1), "
             "with deployed SMP's own test CA as a known answer; the server's X25519 session key "
-            "signed with its Ed25519 TLS key in the deployed DER layout; and the server and "
-            "client hello messages (TRANS-9) at the versions where they change (6, 7, 11, 14, "
-            "16, 18), the server's with the key hash a client computes from its chain from "
-            "version 7. tls-unique (TRANS-8) is a property of a live TLS "
+            "signed with its Ed25519 or Ed448 TLS key in the deployed DER layout; and the "
+            "server and client hello messages (TRANS-9) at the versions where they change "
+            "(6, 7, 11, 14, 16, 18), the server's with the key hash a client computes from "
+            "its chain from version 7. tls-unique (TRANS-8) is a property of a live TLS "
             "session and has no offline vector.",),
     test_fields={"certificate": "hex", "keyHash": "hex", "keyHashBase64url": "string",
                  "tlsPublicKey": "hex", "sessionKey": "hex", "signedKey": "hex",
@@ -28,22 +28,31 @@ SET = VectorSet(
                         "sessionKey", "signedKey", "minVersion", "maxVersion", "version",
                         "sessionId", "certificates", "clientKey", "proxyServer", "encoded"}),
     notes={"Deployed": "deployed SMP's test CA certificate (tests/fixtures/ca.crt) and keyHash",
+           "Ed448": "an Ed448 chain and session key signature, as smp-server init "
+                    "--sign-algorithm ED448 makes them (the default is Ed25519); a client "
+                    "must accept both (CLNT-29)",
            "WrongKey": "signed by another TLS key", "Tampered": "a signature byte was changed"},
 )
 
 
-def _certificates(random: SeededRandom) -> tuple[bytes, bytes, bytes]:
-    """(leaf DER, identity DER, leaf seed): a deterministic Ed25519 chain."""
+def _certificates(random: SeededRandom, algorithm: str = "ED25519"
+                  ) -> tuple[bytes, bytes, Any]:
+    """(leaf DER, identity DER, leaf private key): a deterministic chain, both keys Ed25519 or
+    both Ed448 (as ``smp-server init --sign-algorithm`` makes them)."""
     import datetime
 
     from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.ed448 import Ed448PrivateKey
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import Encoding
     from cryptography.x509.oid import NameOID
 
-    ca_key = Ed25519PrivateKey.from_private_bytes(random(32))
-    leaf_seed = random(32)
-    leaf_key = Ed25519PrivateKey.from_private_bytes(leaf_seed)
+    def key() -> Any:
+        if algorithm == "ED448":
+            return Ed448PrivateKey.from_private_bytes(random(57))
+        return Ed25519PrivateKey.from_private_bytes(random(32))
+
+    ca_key, leaf_key = key(), key()
     start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     end = datetime.datetime(2036, 1, 1, tzinfo=datetime.UTC)
 
@@ -59,7 +68,41 @@ def _certificates(random: SeededRandom) -> tuple[bytes, bytes, bytes]:
             .issuer_name(ca.subject).public_key(leaf_key.public_key())
             .serial_number(2).not_valid_before(start).not_valid_after(end)
             .sign(ca_key, None))
-    return leaf.public_bytes(Encoding.DER), ca.public_bytes(Encoding.DER), leaf_seed
+    return leaf.public_bytes(Encoding.DER), ca.public_bytes(Encoding.DER), leaf_key
+
+
+def _ed448(session: bytes, session_id: bytes) -> list[list[Json]]:
+    """The Ed448 chain's key hash, signed session keys and server hello, from a random of its
+    own, so that adding them changed no Ed25519 vector."""
+    import base64
+
+    from smpref.crypto.session_keys import key_hash, signed_session_key
+    from smpref.wire.hellos import ServerHello
+
+    random = SeededRandom(b"vectors handshake ed448")
+    leaf, identity, leaf_key = _certificates(random, "ED448")
+    public = leaf_key.public_key().public_bytes_raw()
+    other = _certificates(random, "ED448")[2].public_key().public_bytes_raw()
+    signed = signed_session_key(leaf_key, session)
+    tampered = signed[:-1] + bytes([signed[-1] ^ 1])
+    flags = ["Ed448"]
+    hashes = [entry("an Ed448 chain's identity certificate", ["TRANS-1"], flags=flags,
+                    certificate=identity, keyHash=key_hash(identity),
+                    keyHashBase64url=base64.urlsafe_b64encode(key_hash(identity)).decode())]
+    keys = [
+        entry("signed session key, Ed448", ["TRANS-9"], flags=flags, tlsPublicKey=public,
+              sessionKey=session, signedKey=signed),
+        entry("signed by another Ed448 key", ["TRANS-9"], "invalid", ["Ed448", "WrongKey"],
+              tlsPublicKey=other, sessionKey=session, signedKey=signed),
+        entry("tampered Ed448 signature", ["TRANS-9"], "invalid", ["Ed448", "Tampered"],
+              tlsPublicKey=public, sessionKey=session, signedKey=tampered),
+    ]
+    server = [entry("server hello, versions 6-18, an Ed448 chain", ["TRANS-9"], flags=flags,
+                    minVersion=6, maxVersion=18, sessionId=session_id,
+                    encoded=ServerHello(6, 18, session_id, (leaf, identity), signed).encode(),
+                    certificates=[leaf.hex(), identity.hex()], signedKey=signed,
+                    keyHash=key_hash(identity))]
+    return [hashes, keys, server]
 
 
 def groups() -> list[Json]:
@@ -76,7 +119,8 @@ def groups() -> list[Json]:
     random = SeededRandom(b"vectors handshake")
     pem = (resources.files("smpref.vectors") / "fixtures" / "simplexmq-test-ca.crt").read_bytes()
     deployed = x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
-    leaf, identity, leaf_seed = _certificates(random)
+    leaf, identity, leaf_private = _certificates(random)
+    leaf_seed = leaf_private.private_bytes_raw()
     hashes = [
         entry("deployed SMP's test CA", ["TRANS-1"], flags=["Deployed"], certificate=deployed,
               keyHash=key_hash(deployed),
@@ -123,6 +167,8 @@ def groups() -> list[Json]:
                             keyHash=key_hash(identity),
                             encoded=ClientHello(v, key_hash(identity), ckey).encode(),
                             **present))
-    return [{"type": "KeyHashTest", "tests": hashes}, {"type": "SignedKeyTest", "tests": keys},
-            {"type": "ServerHelloTest", "tests": server},
+    ed448_hashes, ed448_keys, ed448_server = _ed448(session, session_id)
+    return [{"type": "KeyHashTest", "tests": hashes + ed448_hashes},
+            {"type": "SignedKeyTest", "tests": keys + ed448_keys},
+            {"type": "ServerHelloTest", "tests": server + ed448_server},
             {"type": "ClientHelloTest", "tests": client}]

@@ -7,21 +7,30 @@ import hashlib
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed448 import Ed448PublicKey
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from smpref.vectors.independent.shared import confirmed, expect, ss, tests, unhex
 
+#: the signed session key's DER around the X25519 SPKI and the signature: (header, algorithm
+#: identifier and BIT STRING header, signature size), for a 32-byte (Ed25519) or 57-byte
+#: (Ed448) TLS key
+_LAYOUTS = {32: (bytes.fromhex("3078"), bytes.fromhex("300506032b6570034100"), 64),
+            57: (bytes.fromhex("3081aa"), bytes.fromhex("300506032b6571037300"), 114)}
+
 
 def _signed_key_ok(t: dict[str, Any]) -> bool:
-    der = unhex(t, "signedKey")
-    spki = bytes.fromhex("302a300506032b656e032100") + unhex(t, "sessionKey")
-    layout = (bytes.fromhex("3078302c") + spki + bytes.fromhex("300506032b6570034100"))
-    if len(der) != 122 or der[:-64] != layout:
+    der, public = unhex(t, "signedKey"), unhex(t, "tlsPublicKey")
+    if len(public) not in _LAYOUTS:
         return False
+    header, middle, size = _LAYOUTS[len(public)]
+    signed = bytes.fromhex("302c302a300506032b656e032100") + unhex(t, "sessionKey")
+    if der[:-size] != header + signed + middle or len(der) != len(header + signed + middle) + size:
+        return False
+    verifier = Ed25519PublicKey if len(public) == 32 else Ed448PublicKey
     try:
-        Ed25519PublicKey.from_public_bytes(unhex(t, "tlsPublicKey")).verify(der[-64:],
-                                                                          der[2:48])
+        verifier.from_public_bytes(public).verify(der[-size:], signed)
     except InvalidSignature:
         return False
     return True
@@ -35,7 +44,7 @@ def _leaf_key(certificate: bytes) -> bytes:
     from cryptography import x509
 
     key = x509.load_der_x509_certificate(certificate).public_key()
-    assert isinstance(key, Ed25519PublicKey)
+    assert isinstance(key, Ed25519PublicKey | Ed448PublicKey)
     return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
 
 
@@ -62,7 +71,8 @@ def check_handshake(vectors: dict[str, Any]) -> int:
                 expect(len(certs) >= 2 and hashlib.sha256(certs[1]).digest()
                        == unhex(t, "keyHash"), t,
                        "the key hash is not the SHA-256 of the chain's identity certificate")
-                expect(_signed_key_ok({**t, "sessionKey": unhex(t, "signedKey")[16:48].hex(),
+                at = 16 if unhex(t, "signedKey")[1] != 0x81 else 17  # the X25519 key's offset
+                expect(_signed_key_ok({**t, "sessionKey": unhex(t, "signedKey")[at:at + 32].hex(),
                                         "tlsPublicKey": _leaf_key(certs[0]).hex()}), t,
                         "the hello's signed key does not verify with the leaf's key")
             expect(expected == unhex(t, "encoded"), t, "server hello bytes differ")
