@@ -248,3 +248,33 @@ def test_end_and_deld_wait_for_the_pending_events_tick_and_come_newest_first(
     got, first, second = asyncio.run(main())
     # newest first: the deleted queue's END (the seed design's DEL sends END), then the moved
     assert got == [("END", second), ("END", first)], got
+
+
+@req("DIV-49")
+def test_the_server_asks_no_client_certificate(tmp_path: Path) -> None:
+    """Deployed asks every client for a certificate, for client services
+    (Transport/Server.hs:146-150, 274-301); smpref serves no services (DIV-38) and asks none
+    (DIV-49): its handshake carries no CertificateRequest."""
+    seen: list[object] = []
+
+    def record(_conn: object, direction: str, _version: object, content_type: object,
+               message_type: object, _data: bytes) -> None:
+        if direction == "read" and content_type == ssl._TLSContentType.HANDSHAKE:  # type: ignore[attr-defined]
+            seen.append(message_type)
+
+    async def main() -> None:
+        async with embedded(tmp_path) as server:
+            ctx = tls.client_context(["smp/1"])
+            ctx._msg_callback = record  # type: ignore[attr-defined]
+            await server_hello_with(ctx, server.port)
+    asyncio.run(main())
+    assert ssl._TLSMessageType.FINISHED in seen, seen  # type: ignore[attr-defined]
+    assert ssl._TLSMessageType.CERTIFICATE_REQUEST not in seen  # type: ignore[attr-defined]
+
+
+async def server_hello_with(ctx: ssl.SSLContext, port: int) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=ctx,
+                                                   server_hostname=None)
+    stream = BlockStream(reader, writer)
+    await stream.read_handshake()
+    await stream.close()

@@ -452,3 +452,25 @@ def test_the_client_checks_its_own_parsers() -> None:
         p.done()
     with pytest.raises(ValueError, match="Maybe"):
         Parser(b"x").maybe()
+
+
+@req("DIV-50")
+def test_a_batchs_commands_run_in_the_order_sent(tmp_path: Path) -> None:
+    """Two SENDs to one queue in one block: smpref stores them in the order sent, where a
+    deployed server runs a batch last to first (foldrM, Server.hs:1366-1372) and would store
+    the second first (DIV-50)."""
+    async def scenario(address: str) -> None:
+        alice, bob = [await DeployedClient.connect(address) for _ in range(2)]
+        owner = Keys()
+        body, _ = await create(alice, owner)
+        ids = parse_ids(body)
+        await bob.send_raw([bob.transmission(send_command(b"first"), ids.sender_id)[1],
+                            bob.transmission(send_command(b"second"), ids.sender_id)[1]])
+        got = open_msg(await alice.event(), owner.dh, ids.server_dh)
+        assert got.body == b"first"
+        after = await alice.request(ack_command(got.msg_id), ids.recipient_id, owner.sign)
+        assert open_msg(after, owner.dh, ids.server_dh).body == b"second"
+        for client in (alice, bob):
+            await client.close()
+
+    run_embedded(tmp_path, scenario)
