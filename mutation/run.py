@@ -428,7 +428,7 @@ def _judge(args: list[str], cwd: Path) -> None:
 _SNAPSHOT: list[Path] = []
 
 
-def _snapshot() -> Path:
+def snapshot() -> Path:
     """The installed package, the tests and pytest's options as they were when the run began,
     copied once: every plan and every shard copies this, so that a package reinstalled or a
     test edited during a long run cannot judge some mutants against other code than the plan
@@ -444,11 +444,11 @@ def _snapshot() -> Path:
     return _SNAPSHOT[0]
 
 
-def _work_copy(tmp: str) -> Path:
+def work_copy(tmp: str) -> Path:
     """A copy of the run's snapshot of the package and the tests, where mutants are
     written."""
     work = Path(tmp)
-    shutil.copytree(_snapshot(), work, dirs_exist_ok=True)
+    shutil.copytree(snapshot(), work, dirs_exist_ok=True)
     return work
 
 
@@ -461,7 +461,7 @@ def make_plan(target: Target, out: Path) -> float:
     ``baseline``): which tests execute which lines, and what each costs. The seconds it took."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="smpref-mutate-") as tmp:
-        work = _work_copy(tmp)
+        work = work_copy(tmp)
         _judge(["baseline", "--modules", *target.modules, "--out", str(plan_file(target, out)),
                 "--", *PYTEST_OPTIONS, *target.tests], work)
     return time.monotonic() - started
@@ -472,7 +472,7 @@ def _slug(module: str) -> str:
 
 
 def _fingerprint(module: str) -> str:
-    return hashlib.sha256((_snapshot() / module).read_bytes()).hexdigest()
+    return hashlib.sha256((snapshot() / module).read_bytes()).hexdigest()
 
 
 def _forget_survivors(session: Path) -> int:
@@ -511,7 +511,7 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
              str(plan_file(target, out)), "--timeout", str(TIMEOUT), "--", *PYTEST_OPTIONS,
              *target.tests]
     with tempfile.TemporaryDirectory(prefix="smpref-mutate-") as tmp:
-        work = _work_copy(tmp)
+        work = work_copy(tmp)
         (work / "cr.toml").write_text(_config(module))
         if rerun:
             _forget_survivors(session)
@@ -526,7 +526,7 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
             items = sorted(db.pending_work_items, key=lambda i: (
                 tuple(i.mutations[0].start_pos), i.mutations[0].operator_name,
                 i.mutations[0].occurrence))
-            source = (_snapshot() / module).read_text().splitlines()
+            source = (snapshot() / module).read_text().splitlines()
             if lines is not None:
                 elsewhere = [i.job_id for i in items
                              if i.mutations[0].start_pos[0] not in lines]
