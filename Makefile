@@ -12,7 +12,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # mkdocs-material prints a banner about its successor on every build; the build is what we check.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: run test lint typecheck unit vectors docs types bench mutate clean
+.PHONY: run test lint typecheck unit vectors docs types bench mutate mutate-fidelity clean
 
 # The pip that venv brings is enough (pip 22.3 or newer: test_installed uses --python);
 # upgrading it first cost about 7 s of every fresh clone's set-up.
@@ -81,6 +81,11 @@ $(VENV)/.mutate: pyproject.toml | $(PY)
 
 mutate: $(VENV)/.installed $(VENV)/.mutate
 	$(PY) mutation/run.py --out reports/mutation
+
+# A planted deviation per row of spec/deployed-fidelity.md, each judged by the checks its row
+# cites (mutation/fidelity.py); about half an hour, so not part of `test` either.
+mutate-fidelity: $(VENV)/.installed
+	$(PY) mutation/fidelity.py --out reports/fidelity
 
 clean:
 	rm -rf $(VENV) .site build dist docs/reference/commands.md docs/reference/rules.md docs/reference/coverage.md .hypothesis .mypy_cache .ruff_cache

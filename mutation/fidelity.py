@@ -213,10 +213,11 @@ def judge(deviation: Deviation, row: Row, timeout: float) -> Outcome:
                     [sys.executable, str(Path(__file__).resolve()), "--conform-case", case],
                     cwd=work, env=env, capture_output=True, text=True, check=False,
                     timeout=max(1.0, deadline - time.monotonic()))
-                if done.returncode == 1:
+                said = done.stdout.strip().splitlines()
+                if done.returncode == 1 and said and said[-1].startswith(f"conform:{case} "):
                     outcome.status = "killed"
                     outcome.killed_by = f"conform:{case}"
-                    outcome.failure = done.stdout.strip().splitlines()[-1][:300]
+                    outcome.failure = said[-1][:300]
                     break
                 if done.returncode != 0:
                     outcome.status = "error"
@@ -234,8 +235,9 @@ def judge(deviation: Deviation, row: Row, timeout: float) -> Outcome:
 
 def conform_case(case_id: str) -> int:
     """Run one conformance case against an embedded server at every deployed version (the
-    installed smpref, or the copy first on PYTHONPATH): 0 when it passes at each, 1 with the
-    first failure printed as the last line."""
+    installed smpref, or the copy first on PYTHONPATH), the newest and the oldest first, and
+    stop at the first version where it fails: 0 when it passes at each, 1 with the failure
+    printed as the last line (anything else, a crash included, is not a kill)."""
     import asyncio
 
     from smpref.conform import runner
@@ -244,8 +246,8 @@ def conform_case(case_id: str) -> int:
     if not cases:
         print(f"no conformance case {case_id}")
         return 2
-    reports = asyncio.run(runner.run_embedded(cases, list(DEPLOYED_VERSIONS)))
-    for version, report in zip(DEPLOYED_VERSIONS, reports, strict=True):
+    for version in (DEPLOYED_VERSIONS[-1], DEPLOYED_VERSIONS[0], *DEPLOYED_VERSIONS[1:-1]):
+        [report] = asyncio.run(runner.run_embedded(cases, [version]))
         for result in report.results:
             if result.status == "fail":
                 print(f"conform:{case_id} at version {version}: {result.message}")

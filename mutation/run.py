@@ -381,9 +381,11 @@ DEFAULT_SAMPLES: dict[str, int] = {}
 
 
 def installed_package() -> Path:
-    import smpref
+    """The installed wheel's package directory (never a checkout's smpref/, which a process
+    started in the repository would import first and which lacks the wheel's data files)."""
+    from importlib.metadata import distribution
 
-    return Path(smpref.__file__).resolve().parent
+    return Path(str(distribution("smpref").locate_file("smpref"))).resolve()
 
 
 #: tests that plant a bug of their own to show a machine catches it: they check the machine,

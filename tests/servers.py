@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from smpref.serve.events import LOGGER
 from smpref.serve.listener import ServeConfig, SmpServer
 
 SMPREF = str(Path(sys.executable).parent / "smpref")
@@ -32,6 +34,26 @@ async def embedded(folder: Path, **config: Any) -> AsyncIterator[SmpServer]:
         yield server
     finally:
         await server.stop()
+
+
+@contextlib.contextmanager
+def logged(event: str) -> Iterator[list[dict[str, Any]]]:
+    """The fields of every ``event`` an in-process server logs meanwhile."""
+    seen: list[dict[str, Any]] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage() == event:
+                seen.append(record.fields)  # type: ignore[attr-defined]
+
+    handler, level = Capture(), LOGGER.level
+    LOGGER.addHandler(handler)
+    LOGGER.setLevel(logging.INFO)
+    try:
+        yield seen
+    finally:
+        LOGGER.removeHandler(handler)
+        LOGGER.setLevel(level)
 
 
 class ServeProcess:

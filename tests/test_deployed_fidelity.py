@@ -174,20 +174,3 @@ def test_a_block_that_does_not_decrypt_is_err_block_on_a_deployed_connection(
                 await seed.close()
 
     asyncio.run(main())
-
-
-@req("MSG-7", "DIV-46")
-def test_a_notifier_that_subscribes_later_gets_no_stored_notification() -> None:
-    """DIV-46: deployed stores notifications for a later subscriber (Server.hs:1876-1877,
-    356-403); smpref notifies the notifier subscribed when the message arrives."""
-    loop = Loopback(seed=5)
-    owner, sender = loop.connect(Dialect.DEPLOYED, 18), loop.connect(Dialect.DEPLOYED, 18)
-    notifier = loop.connect(Dialect.DEPLOYED, 18)
-    key, ids = _queue(owner)
-    ntf, nid = _notifier(owner, key, ids.rcv_id)
-    notify = MsgFlags(notification=True)
-    assert sender.send(SEND(flags=notify, body=b"before"), ids.snd_id)[0].error is None
-    assert notifier.send(NSUB(), nid, ntf)[0].error is None
-    assert not notifier.inbox  # nothing was kept for it
-    assert sender.send(SEND(flags=notify, body=b"after"), ids.snd_id)[0].error is None
-    assert [r.tag for r in notifier.inbox] == ["NMSG"]

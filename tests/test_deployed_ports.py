@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import socket
 import ssl
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,34 +18,14 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519
 from deployed_client import DeployedClient
 from reqs import req
-from servers import embedded
+from servers import embedded, logged
 
+from smpref.client.connection import SmpClient
 from smpref.errors import ClientError
-from smpref.serve.events import LOGGER
 from smpref.serve.listener import SmpServer
 from smpref.transport import tls
 from smpref.transport.streams import BlockStream
 from smpref.wire.hellos import ServerHello
-
-
-@contextmanager
-def logged(event: str) -> Iterator[list[dict[str, Any]]]:
-    """The fields of every ``event`` the server logs meanwhile."""
-    seen: list[dict[str, Any]] = []
-
-    class Capture(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if record.getMessage() == event:
-                seen.append(record.fields)  # type: ignore[attr-defined]
-
-    handler, level = Capture(), LOGGER.level
-    LOGGER.addHandler(handler)
-    LOGGER.setLevel(logging.INFO)
-    try:
-        yield seen
-    finally:
-        LOGGER.removeHandler(handler)
-        LOGGER.setLevel(level)
 
 
 async def server_hello(port: int, alpn: list[str], sni: str | None
@@ -122,6 +99,23 @@ def test_the_web_port_gives_sni_the_pages_and_everyone_else_smp(tmp_path: Path,
             if not shared:  # the SMP port gives SNI the SMP chain, never the pages
                 versions, _ = await server_hello(server.port, ["http/1.1"], "localhost")
                 assert versions == (6, 18)
+        finally:
+            await server.stop()
+    asyncio.run(main())
+
+
+@req("TRANS-1", "DIV-42")
+def test_smprefs_client_sends_no_sni_even_to_a_host_name(tmp_path: Path) -> None:
+    """Client.hs:498-503: deployed clients send no SNI, so a client that reaches a server by
+    name on its shared web port still gets SMP, not the web certificate."""
+    async def main() -> None:
+        server = SmpServer(tmp_path, tls_config(web_port=0))
+        await server.start()
+        try:
+            assert server.web_port == server.port
+            client = await SmpClient.connect(server.address, host="localhost")
+            assert client.negotiated.version == 1000
+            await client.close()
         finally:
             await server.stop()
     asyncio.run(main())

@@ -153,9 +153,11 @@ class SmpClient:
             endpoint: dict[str, Any] = {"sock": sock} if sock is not None else {
                 "host": target, "port": server.effective_port}
             async with asyncio.timeout(timeout):
+                # no SNI, as deployed clients send none (TRANS-1, simplexmq Client.hs:498-503):
+                # a server's web port gives SNI its web certificate and pages (DIV-42)
                 reader, writer = await asyncio.open_connection(
                     **endpoint, ssl=client_context(client_alpn(dialect)),
-                    server_hostname=None if sock is None else "", limit=2**17)
+                    server_hostname="", limit=2**17)
         except TimeoutError:
             raise ClientError(f"cannot connect to {target}:{server.effective_port}: no TLS "
                               f"handshake within {timeout:g} s (is an SMP server listening "

@@ -217,8 +217,8 @@ class Judge(Watcher):
                 self.record("hello.session-key", parsed.client_key is not None, c,
                             "" if parsed.client_key is not None else
                             f"CLNT-6: the hello at version {parsed.version} carries no X25519 "
-                            "key: blocks are not encrypted from 11 and no command can be "
-                            "authorized with crypto_box")
+                            "key: blocks are not encrypted from 11, and a proxy without one "
+                            "cannot send RFWD")
             if hello.version is not None:
                 c.negotiated = hello.version
                 c.version = hello.version if hello.dialect is Dialect.DEPLOYED else None

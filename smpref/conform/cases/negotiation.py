@@ -21,7 +21,7 @@ case = group.case
 async def _handshake_identity(ctx: Context) -> str | None:
     server = parse_server_address(ctx.address)
     reader, writer = await asyncio.open_connection(server.hosts[0], server.effective_port,
-                                                   ssl=client_context(), server_hostname=None)
+                                                   ssl=client_context(), server_hostname="")
     stream = BlockStream(reader, writer)
     try:
         hello = ServerHello.decode(await stream.read_handshake())

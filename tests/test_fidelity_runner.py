@@ -1,0 +1,73 @@
+"""`make mutate-fidelity` (mutation/fidelity.py) keeps a planted deviation for every row of
+spec/deployed-fidelity.md (issue 41): a row without one, a deviation naming no row, or an edit
+whose old text is no longer in smpref's source exactly once fails here, so the plan cannot rot
+between runs. The runner itself counts a deviation its checks catch as killed, one they miss as
+survived, and refuses an edit that does not compile rather than count the crash as a kill."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from importlib.metadata import distribution
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+#: what the runner mutates: the installed wheel, whose package data (smpref/_data/spec/...) a
+#: deviation may edit as well
+PACKAGE = Path(str(distribution("smpref").locate_file("smpref"))).resolve()
+
+
+@pytest.fixture(scope="module")
+def fidelity() -> Iterator[ModuleType]:
+    sys.path.insert(0, str(REPO / "mutation"))
+    import fidelity
+
+    yield fidelity
+    sys.path.remove(str(REPO / "mutation"))
+
+
+def test_every_row_has_a_deviation_whose_edits_apply_to_the_source(fidelity: ModuleType) -> None:
+    rows = fidelity.rows()
+    deviations = fidelity.all_deviations()
+    assert len(rows) > 140 and len(deviations) >= len([r for r in rows if not r.heading])
+    assert fidelity.problems(rows, deviations, PACKAGE) == []
+    for deviation in deviations:
+        assert deviation.what and all(e.file.startswith("smpref/") for e in deviation.edits)
+
+
+def test_the_plan_check_names_what_is_wrong(fidelity: ModuleType) -> None:
+    row = fidelity.Row("DEP-11a", ("tests/test_server.py::x",), ())
+    stale = fidelity.plant("DEP-11a", "x", "smpref/transport/versions.py", "no such text", "y")
+    unknown = fidelity.plant("DEP-99", "x", "smpref/transport/versions.py", "def ", "def ")
+    found = fidelity.problems([row, fidelity.Row("DEP-1a", ("t",), ())], [stale, unknown],
+                              PACKAGE)
+    assert "DEP-1a: no planted deviation" in found
+    assert "DEP-99: the fidelity table has no such row" in found
+    assert any(p.startswith("DEP-11a: smpref/transport/versions.py: old text found 0 times")
+               for p in found)
+    assert any("found" in p and p.startswith("DEP-99") for p in found)  # `def ` is not unique
+    assert "DEP-99: smpref/transport/versions.py: the edit changes nothing" in found
+
+
+def test_a_caught_deviation_is_killed_a_missed_one_survives_a_broken_one_is_an_error(
+        fidelity: ModuleType) -> None:
+    """One fast cited test judges three deviations of versions.py: the one the table's DEP-11a
+    row plants (the test fails), a change to a docstring (it passes: survived) and an edit that
+    does not compile (refused before any test runs, never a kill)."""
+    alpn = "tests/test_server.py::test_the_alpn_chooses_the_advertised_range"
+    row = fidelity.Row("DEP-11a", (alpn,), ())
+    [planted] = [d for d in fidelity.all_deviations() if d.claim == "DEP-11a"]
+    killed = fidelity.judge(planted, row, 300.0)
+    assert (killed.status, killed.killed_by.split("[")[0]) == ("killed", row.tests[0])
+    assert killed.failure
+    harmless = fidelity.plant("DEP-11a", "a docstring", "smpref/transport/versions.py",
+                              '"""The dialect a server speaks', '"""Which dialect a server speaks')
+    assert fidelity.judge(harmless, row, 300.0).status == "survived"
+    broken = fidelity.plant("DEP-11a", "no longer Python", "smpref/transport/versions.py",
+                            "    if alpn is None:\n", "    if alpn is None\n")
+    outcome = fidelity.judge(broken, row, 300.0)
+    assert (outcome.status, outcome.ran) == ("error", [])
+    assert "no longer compiles" in outcome.failure
