@@ -20,6 +20,7 @@ import os
 import ssl
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric.ed448 import Ed448PublicKey
@@ -159,14 +160,21 @@ class Received:
     quota: bool
 
 
-def open_msg(reply: Reply, rcv_dh: PrivateKey, server_dh: bytes) -> Received:
-    """MSG: ss(msgId) || crypto_box(rcvDhSecret, nonce = msgId, pad(body, 16106))."""
+def msg_plaintext(reply: Reply, rcv_dh: PrivateKey, server_dh: bytes) -> tuple[bytes, bytes]:
+    """MSG's msgId and its body opened and unpadded, byte for byte: ss(msgId) ||
+    crypto_box(rcvDhSecret, nonce = msgId, pad(body, 16106)) (smp-wire §3.10)."""
     p = Parser(reply.body)
     msg_id, sealed = p.ss(), p.rest()
     padded = Box(rcv_dh, PublicKey(server_dh)).decrypt(sealed, msg_id)
     assert len(padded) == 16106
     length = struct.unpack(">H", padded[:2])[0]
-    plain = padded[2:2 + length]
+    return msg_id, padded[2:2 + length]
+
+
+def open_msg(reply: Reply, rcv_dh: PrivateKey, server_dh: bytes) -> Received:
+    """MSG's body opened (:func:`msg_plaintext`) and read: ``QUOTA ts`` or ``ts flags ' '
+    body``."""
+    msg_id, plain = msg_plaintext(reply, rcv_dh, server_dh)
     if plain.startswith(b"QUOTA "):
         (ts,) = struct.unpack(">q", plain[6:14])
         assert len(plain) == 14
@@ -365,6 +373,15 @@ def new_command(owner: Keys, *, subscribe: bool = True, mode: bytes | None = b"M
     if version >= 17:
         out += b"1" + ss(ntf.auth_spki) + ss(ntf.dh_spki) if ntf else b"0"
     return out
+
+
+async def new_queue(client: DeployedClient, owner: Keys, **options: Any) -> Ids:
+    """NEW (:func:`new_command`'s ``options``, at the client's version) signed by ``owner``:
+    the IDS it is answered with."""
+    reply = await client.request(new_command(owner, version=client.version, **options),
+                                 key=owner.sign)
+    assert reply.tag == "IDS", reply.command
+    return parse_ids(reply.body, client.version)
 
 
 def key_command(tag: bytes, key: Keys) -> bytes:

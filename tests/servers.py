@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,6 +34,16 @@ async def embedded(folder: Path, **config: Any) -> AsyncIterator[SmpServer]:
         yield server
     finally:
         await server.stop()
+
+
+def run_embedded(folder: Path, scenario: Callable[[str], Awaitable[None]],
+                 **config: Any) -> None:
+    """Run ``scenario`` with the address of an :func:`embedded` server (``config`` its
+    ServeConfig fields) in a new event loop."""
+    async def main() -> None:
+        async with embedded(folder, **config) as server:
+            await scenario(server.address)
+    asyncio.run(main())
 
 
 @contextlib.contextmanager

@@ -38,11 +38,15 @@ RANDOM = SeededRandom(b"deployed fidelity")
 
 
 def _queue(conn: LoopbackConnection, version: int = 18,
-           mode: ConnectionMode = ConnectionMode.Contact) -> tuple[AuthKeyPair, IDS]:
-    key, dh = AuthKeyPair.ed25519(RANDOM), DhKeyPair.generate(RANDOM)
+           mode: ConnectionMode = ConnectionMode.Contact,
+           sub_mode: SubscriptionMode = SubscriptionMode.Subscribe,
+           dh: DhKeyPair | None = None) -> tuple[AuthKeyPair, IDS]:
+    """A queue created with deployed NEW at ``version``: its recipient key and IDS. ``dh`` is
+    the recipient's DH key pair (a fresh one if None), for a caller that opens messages."""
+    key = AuthKeyPair.ed25519(RANDOM)
+    dh = DhKeyPair.generate(RANDOM) if dh is None else dh
     (reply,) = conn.send(deployed_new(version, rcv_auth_key=key.public, rcv_dh_key=dh.public,
-                                      basic_auth=None, sub_mode=SubscriptionMode.Subscribe,
-                                      mode=mode), key=key)
+                                      basic_auth=None, sub_mode=sub_mode, mode=mode), key=key)
     assert isinstance(reply.message, IDS)
     return key, reply.message
 

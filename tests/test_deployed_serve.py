@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import struct
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ from deployed_client import (
 )
 from nacl.public import Box, PrivateKey, PublicKey
 from reqs import req
-from servers import ServeProcess, embedded
+from servers import ServeProcess, run_embedded
 
 from smpref.client import SmpClient
 from smpref.client.core import AuthKeyPair
@@ -48,15 +47,6 @@ from smpref.wire.messages import (
     QueueRequest,
     SubscriptionMode,
 )
-
-Scenario = Callable[[str], Awaitable[None]]
-
-
-def run_embedded(tmp_path: Path, scenario: Scenario, **config: object) -> None:
-    async def main() -> None:
-        async with embedded(tmp_path, **config) as server:  # type: ignore[arg-type]
-            await scenario(server.address)
-    asyncio.run(main())
 
 
 async def create(client: DeployedClient, owner: Keys, **options: object) -> tuple[bytes, Keys]:

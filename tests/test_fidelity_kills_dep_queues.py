@@ -5,61 +5,37 @@ embedded ``smpref serve``, except for the sweep, which needs the model's manual 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import struct
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from deployed_client import (
     DeployedClient,
-    Ids,
     Keys,
     Parser,
-    Reply,
     ack_command,
     key_command,
     large,
+    msg_plaintext,
     new_command,
+    new_queue,
+    open_msg,
     parse_ids,
     send_command,
     ss,
 )
-from nacl.public import Box, PrivateKey, PublicKey
+from nacl.public import Box, PublicKey
 from reqs import req
-from servers import embedded
+from servers import run_embedded
+from test_deployed_fidelity import _queue
 
 from smpref.client.connection import open_deployed_message
-from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue
+from smpref.client.core import DhKeyPair, OwnedQueue
 from smpref.model.config import DAY, ServerConfig
 from smpref.testing.loopback import Loopback
 from smpref.wire.dialects import Dialect
-from smpref.wire.messages import (
-    GET,
-    IDS,
-    MSG,
-    SEND,
-    DeployedNEW,
-    MsgFlags,
-    QueueReqData_M,
-    SubscriptionMode,
-)
-
-Scenario = Callable[[str], Awaitable[None]]
-
-
-def run_embedded(tmp_path: Path, scenario: Scenario) -> None:
-    async def main() -> None:
-        async with embedded(tmp_path) as server:
-            await scenario(server.address)
-    asyncio.run(main())
-
-
-async def new_queue(client: DeployedClient, owner: Keys, **options: object) -> Ids:
-    reply = await client.request(new_command(owner, **options), key=owner.sign)  # type: ignore[arg-type]
-    assert reply.tag == "IDS", reply.command
-    return parse_ids(reply.body)
+from smpref.wire.messages import GET, MSG, SEND, ConnectionMode, MsgFlags, SubscriptionMode
 
 
 def contact_link(corr: bytes, link_id: bytes) -> bytes:
@@ -67,14 +43,6 @@ def contact_link(corr: bytes, link_id: bytes) -> bytes:
     fixed and user parts."""
     sender_id = hashlib.sha3_384(corr).digest()[:24]
     return ss(link_id) + ss(sender_id) + large(b"fixed") + large(b"user")
-
-
-def msg_plaintext(reply: Reply, rcv_dh: PrivateKey, server_dh: bytes) -> bytes:
-    """MSG's body opened and unpadded, byte for byte (smp-wire §3.10)."""
-    p = Parser(reply.body)
-    msg_id, sealed = p.ss(), p.rest()
-    padded = Box(rcv_dh, PublicKey(server_dh)).decrypt(sealed, msg_id)
-    return padded[2:2 + struct.unpack(">H", padded[:2])[0]]
 
 
 @req("DEP-1", "DEP-3", "DIV-45", "QUEUE-4")
@@ -86,12 +54,18 @@ def test_a_deployed_link_id_equal_to_another_queues_id_in_another_role_is_auth(
     async def scenario(address: str) -> None:
         c = await DeployedClient.connect(address)
         other = await new_queue(c, Keys(), subscribe=False)
-        for taken in (other.sender_id, other.recipient_id):
+        fresh = os.urandom(24)
+        for link_id, taken in ((fresh, False), (other.sender_id, True),
+                               (other.recipient_id, True)):
             corr, owner = os.urandom(24), Keys()
             reply = await c.request(new_command(owner, mode=b"C",
-                                                link=contact_link(corr, taken)),
+                                                link=contact_link(corr, link_id)),
                                     key=owner.sign, corr_id=corr)
-            assert reply.command == b"ERR AUTH"
+            if taken:
+                assert reply.command == b"ERR AUTH"
+            else:  # the same NEW with a LinkId no queue has is served
+                assert reply.tag == "IDS", reply.command
+                assert parse_ids(reply.body).link_id == fresh
         await c.close()
     run_embedded(tmp_path, scenario)
 
@@ -155,10 +129,8 @@ def test_a_deployed_msg_body_has_exactly_one_flag(tmp_path: Path) -> None:
         for notify, flag in ((True, b"T"), (False, b"F")):
             assert (await bob.request(send_command(b"hello", notify), ids.sender_id)
                     ).command == b"OK"
-            event = await alice.event()
-            plain = msg_plaintext(event, owner.dh, ids.server_dh)
+            msg_id, plain = msg_plaintext(await alice.event(), owner.dh, ids.server_dh)
             assert plain[8:] == flag + b" hello"
-            msg_id = Parser(event.body).ss()
             assert (await alice.request(ack_command(msg_id), ids.recipient_id, owner.sign)
                     ).command == b"OK"
         await alice.close()
@@ -221,8 +193,9 @@ def test_deployed_lset_on_a_secured_messaging_queue_is_auth(tmp_path: Path) -> N
 
 @req("DEP-6")
 def test_deployed_ndel_removes_the_notifier_credentials(tmp_path: Path) -> None:
-    """DEP-6c: after NDEL the notifier ID names no queue, so NSUB with it is ERR AUTH
-    (simplexmq Server.hs:1601-1613, deleteQueueNotifier)."""
+    """DEP-6c: NSUB is SOK; NDEL sends DELD to the notifier's subscriber on another connection
+    and removes the credentials, so the notifier ID names no queue and NSUB with it is
+    ERR AUTH (simplexmq Server.hs:1257, 1601-1613, deleteQueueNotifier)."""
     async def scenario(address: str) -> None:
         alice, ntf = await DeployedClient.connect(address), await DeployedClient.connect(address)
         owner, notifier = Keys(), Keys()
@@ -231,7 +204,10 @@ def test_deployed_ndel_removes_the_notifier_credentials(tmp_path: Path) -> None:
                                     ids.recipient_id, owner.sign)
         assert reply.tag == "NID", reply.command
         nid = Parser(reply.body).ss()
+        assert (await ntf.request(b"NSUB", nid, notifier.sign)).command == b"SOK 0"
         assert (await alice.request(b"NDEL", ids.recipient_id, owner.sign)).command == b"OK"
+        deleted = await ntf.event()
+        assert (deleted.corr_id, deleted.entity_id, deleted.command) == (b"", nid, b"DELD")
         assert (await ntf.request(b"NSUB", nid, notifier.sign)).command == b"ERR AUTH"
         await alice.close()
         await ntf.close()
@@ -246,11 +222,11 @@ def test_deployed_message_expiry_stops_at_the_quota_marker() -> None:
     delivers ``QUOTA``."""
     lb = Loopback(seed=9, config=ServerConfig(message_ttl_seconds=DAY, quota=2))
     conn = lb.connect(Dialect.DEPLOYED, 18)
-    owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
-    new = DeployedNEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
-                      basic_auth=None, sub_mode=SubscriptionMode.OnlyCreate,
-                      queue_req_data=QueueReqData_M(link=None), ntf_creds=None)
-    owner.created(conn.send(new, b"", owner.auth_key)[0].expect(IDS))
+    dh = DhKeyPair.generate(lb.client_random)
+    key, ids = _queue(conn, mode=ConnectionMode.Invitation,
+                      sub_mode=SubscriptionMode.OnlyCreate, dh=dh)
+    owner = OwnedQueue(key, dh)
+    owner.created(ids)
     flags = MsgFlags(notification=False)
     answers = [conn.send(SEND(flags=flags, body=b"%d" % i), owner.sender_id)[0].error
                for i in range(3)]
@@ -278,7 +254,7 @@ def test_deployed_nmsg_metadata_is_padded_to_128_bytes(tmp_path: Path) -> None:
         nid, server_ntf = p.ss(), p.ss()
         assert (await ntf.request(b"NSUB", nid, notifier.sign)).command == b"SOK 0"
         assert (await bob.request(send_command(b"n", True), ids.sender_id)).command == b"OK"
-        msg = await alice.event()
+        msg = open_msg(await alice.event(), owner.dh, ids.server_dh)
         event = await ntf.event()
         assert event.tag == "NMSG" and event.entity_id == nid
         p = Parser(event.body)
@@ -287,7 +263,7 @@ def test_deployed_nmsg_metadata_is_padded_to_128_bytes(tmp_path: Path) -> None:
         assert len(sealed) == 128 + 16
         padded = Box(notifier.dh, PublicKey(server_ntf[12:])).decrypt(sealed, nonce)
         meta = padded[2:2 + struct.unpack(">H", padded[:2])[0]]
-        assert meta[:25] == ss(Parser(msg.body).ss()) and len(meta) == 33
+        assert meta == ss(msg.msg_id) + struct.pack(">q", msg.timestamp)
         for client in (alice, bob, ntf):
             await client.close()
     run_embedded(tmp_path, scenario)

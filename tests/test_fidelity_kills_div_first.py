@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import nacl.bindings
+import pytest
 from reqs import req
 from test_wire_examples import DH_KEY, RCV_KEY
 
@@ -109,29 +110,36 @@ def test_a_new_without_a_queue_request_creates_a_contact_queue() -> None:
 
 
 @req("CMD-11", "LINK-2", "DIV-6")
-def test_a_queue_link_reads_the_link_id_first_and_the_sender_id_second() -> None:
+@pytest.mark.parametrize(("mode", "conn_mode"), [(b"M", ConnectionMode.Invitation),
+                                                 (b"C", ConnectionMode.Contact)])
+def test_a_queue_link_reads_the_link_id_first_and_the_sender_id_second(
+        mode: bytes, conn_mode: ConnectionMode) -> None:
     """DIV-6 (Protocol.hs:607; Protocol.hs:620-634; Protocol.hs:661-669): seed 004's QueueLink
-    is `ss(linkId) ss(senderId) Large(encLinkData)` for both queue types; bytes written out by
-    hand decode to the link ID and the sender ID in that order."""
+    is `ss(linkId) ss(senderId) Large(encLinkData)` for both queue types (`M` and `C`); bytes
+    written out by hand decode to the link ID and the sender ID in that order."""
     link_id, sender_id, data = b"L" * 32, b"S" * 24, b"D" * 300
-    blob = b"\x01" + b"M" + (300).to_bytes(2, "big") + data
-    body = (b"NEW " + RCV_KEY + DH_KEY + b"0S" + b"1M1" + bytes([32]) + link_id
+    blob = b"\x01" + b"M" + (300).to_bytes(2, "big") + data  # one part, mandatory ('M')
+    body = (b"NEW " + RCV_KEY + DH_KEY + b"0S" + b"1" + mode + b"1" + bytes([32]) + link_id
             + bytes([24]) + sender_id + len(blob).to_bytes(2, "big") + blob + b"0")
-    queue_link = decode_message(body).queue_request.queue_link
-    assert (queue_link.link_id, queue_link.sender_id) == (link_id, sender_id)
+    request = decode_message(body).queue_request
+    assert request.conn_mode is conn_mode
+    assert (request.queue_link.link_id, request.queue_link.sender_id) == (link_id, sender_id)
 
 
 @req("DEP-5", "DIV-13")
 def test_a_deployed_link_part_is_a_hsalsa_prekeyed_secretbox() -> None:
     """DIV-13 (Crypto/ShortLink.hs:41-53; Crypto/ShortLink.hs:86-98; Crypto.hs:1300-1307;
     Crypto.hs:1466-1480): a part is `nonce || sbEncrypt(key, nonce, pad(data, n))`, where
-    sbEncrypt is libsodium's secretbox under `HSalsa20(key, 0^16)`; computed here with
-    libsodium and smpref.independent's HSalsa20, padding written out by hand."""
-    sb_key, nonce, data = bytes(range(32)), bytes(range(100, 124)), b"fixed data"
-    padded = len(data).to_bytes(2, "big") + data + b"#" * (links.FIXED_PADDED - 2 - len(data))
-    expected = nonce + nacl.bindings.crypto_secretbox(padded, nonce, hsalsa20(sb_key,
-                                                                             bytes(16)))
-    assert links.seal_part(sb_key, nonce, data, links.FIXED_PADDED) == expected
+    sbEncrypt is libsodium's secretbox under `HSalsa20(key, 0^16)` and n is 2008 for the
+    fixed part and 13784 for the user part (Crypto/ShortLink.hs:42, 45); computed here with
+    libsodium and smpref.independent's HSalsa20, padding and sizes written out by hand."""
+    sb_key, nonce = bytes(range(32)), bytes(range(100, 124))
+    for data, size, smprefs in ((b"fixed data", 2008, links.FIXED_PADDED),
+                                (b"user data", 13784, links.USER_PADDED)):
+        padded = len(data).to_bytes(2, "big") + data + b"#" * (size - 2 - len(data))
+        expected = nonce + nacl.bindings.crypto_secretbox(padded, nonce,
+                                                          hsalsa20(sb_key, bytes(16)))
+        assert links.seal_part(sb_key, nonce, data, smprefs) == expected, size
 
 
 S1, S2, S3 = b"s1", b"s2", b"s3"
@@ -184,7 +192,6 @@ def test_seed_sub_and_nsub_are_answered_with_ok() -> None:
                                rcv_ntf_dh_key=ntf_dh.public))
     assert conn.send(SUB(), owner.recipient_id, owner.auth_key)[0].tag == "OK"
     assert ntf_conn.send(NSUB(), notifier_id, ntf_key)[0].tag == "OK"
-
 
 
 @req("DEP-3", "DEP-5", "DIV-8")

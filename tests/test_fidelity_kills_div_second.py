@@ -4,21 +4,23 @@ each kills a planted deviation of mutation/deviations/div_26_to_50.py that survi
 from __future__ import annotations
 
 import asyncio
-import socket
+import ctypes
 import ssl
 from pathlib import Path
 from typing import Any
 
+import pytest
 from reqs import req
 from servers import embedded, logged
 from test_deployed_fidelity import _notifier, _queue
+from test_deployed_ports import free_port, tls_config
 from test_model_rules import create, send
 
 from smpref.crypto.primitives import secretbox_open
 from smpref.crypto.randomness import SeededRandom
 from smpref.errors import ConnectionClosedError
 from smpref.model import DAY, ServerConfig
-from smpref.serve.listener import ServeConfig, SmpServer
+from smpref.serve.listener import SmpServer
 from smpref.testing.loopback import Loopback
 from smpref.testing.queue_machine import error_of
 from smpref.transport import tls
@@ -78,10 +80,12 @@ def test_message_expiry_stops_at_the_record_in_flight() -> None:
 
 
 @req("DIV-38", "DEP-10", "TRANS-9")
-def test_a_client_hello_that_announces_a_service_is_refused(tmp_path: Path) -> None:
-    """DIV-38: deployed takes a client service in the v16 hello (Transport.hs:762-787);
-    smpref refuses the hello (the handshake fails, HANDSHAKE PARSE in its log) and closes the
-    connection."""
+@pytest.mark.parametrize("version", [16, 18])
+def test_a_client_hello_that_announces_a_service_is_refused(tmp_path: Path,
+                                                             version: int) -> None:
+    """DEP-10a, DIV-38: deployed takes a client service in the hello from v16
+    (Transport.hs:762-787); smpref refuses the hello (the handshake fails, HANDSHAKE PARSE in
+    its log) and closes the connection before any command is served."""
     async def main() -> list[dict[str, Any]]:
         with logged("handshake_failed") as seen:
             async with embedded(tmp_path) as server:
@@ -92,8 +96,10 @@ def test_a_client_hello_that_announces_a_service_is_refused(tmp_path: Path) -> N
                 ssl_object = writer.get_extra_info("ssl_object")
                 client = ClientHandshake(server.credentials.key_hash, session_id(ssl_object),
                                          ssl_object.getpeercert(binary_form=True),
-                                         SeededRandom(b"service"), alpn="smp/1", version=18)
+                                         SeededRandom(b"service"), alpn="smp/1",
+                                         version=version)
                 hello = client.receive(await stream.read_handshake())
+                assert hello[:2] == version.to_bytes(2, "big")
                 assert hello.endswith(b"0")  # no service: what smpref's own client sends
                 # '1' and a service as a v16 client lays it out (Transport.hs:606-654): the
                 # role 'M', a chain of one certificate and the signed key (placeholders)
@@ -111,56 +117,41 @@ def test_a_client_hello_that_announces_a_service_is_refused(tmp_path: Path) -> N
     assert event["error"] == "HANDSHAKE PARSE" and "service" in event["detail"], event
 
 
-@req("DIV-41", "TRANS-16")
-def test_smpref_serve_gathers_end_and_deld_every_15_seconds_by_default() -> None:
-    """DIV-41: END and DELD to other connections are gathered and sent every 15 s by default
-    (Server.hs:328, 413-436; Server/Main.hs:575 pendingENDInterval), in ``smpref serve`` and
-    in a server started with the default configuration."""
-    from smpref.cli.network import serve
-
-    (option,) = [p for p in serve.params if p.name == "end_interval"]
-    assert option.default == 15.0
-    assert ServeConfig().pending_events_interval == 15.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @req("DIV-42", "TRANS-8", "TRANS-13")
 def test_smp_on_the_web_port_keeps_the_one_tls13_suite(tmp_path: Path) -> None:
     """DIV-42: deployed's web port serves SMP to a connection without SNI (Server.hs:210-219,
     Server/CLI.hs:414-427, Transport/Server.hs:258-272) with wider TLS parameters
     (Transport.hs:402-421); smpref's keeps the SMP port's one TLS 1.3 suite for it, so the
-    session ID stays 32 bytes, even for a client that offers every suite, AES first."""
+    session ID stays 32 bytes, even for a client that offers all three TLS 1.3 suites, the
+    two AES ones first."""
+    offer = ["TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256"]
+
     async def suite(port: int) -> tuple[str, int]:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # OpenSSL's default suites
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
         ctx.minimum_version = ssl.TLSVersion.TLSv1_3
         ctx.set_alpn_protocols(["smp/1"])
+        # this order whatever OpenSSL's default (Python's ssl cannot set TLS 1.3 suites)
+        set_suites = tls._openssl("SSL_CTX_set_ciphersuites", ctypes.c_int, ctypes.c_char_p)
+        assert set_suites(tls._ssl_ctx_pointer(ctx), ":".join(offer).encode()) == 1
+        assert [c["name"] for c in ctx.get_ciphers() if c["protocol"] == "TLSv1.3"] == offer
         reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=ctx,
                                                        server_hostname=None)
         ssl_object = writer.get_extra_info("ssl_object")
-        offered = [c["name"] for c in ctx.get_ciphers() if c["protocol"] == "TLSv1.3"]
-        assert offered[0] != tls.SMP_SUITE and tls.SMP_SUITE in offered, offered
         chosen = (ssl_object.cipher()[0], len(session_id(ssl_object)))
         await BlockStream(reader, writer).close()
         return chosen
 
     async def main() -> None:
-        server = SmpServer(tmp_path, ServeConfig(port=0, web_port=_free_port(),
-                                                 pending_events_interval=0.0))
+        server = SmpServer(tmp_path, tls_config(web_port=free_port()))
         await server.start()
         try:
             assert server.web_port is not None and server.web_port != server.port
             for port in (server.port, server.web_port):
-                assert await suite(port) == (tls.SMP_SUITE, 32), port
+                assert await suite(port) == ("TLS_CHACHA20_POLY1305_SHA256", 32), port
         finally:
             await server.stop()
     asyncio.run(main())
-
 
 
 @req("DIV-46", "MSG-7")

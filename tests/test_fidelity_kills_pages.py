@@ -7,49 +7,39 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import hmac
 import ssl
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from deployed_client import (
     DeployedClient,
-    Ids,
     Keys,
+    Parser,
     ack_command,
     key_command,
-    new_command,
+    new_queue,
     open_msg,
-    parse_ids,
     send_command,
 )
 from reqs import req
-from servers import embedded
+from servers import embedded, run_embedded
 from test_wire_examples import DH_KEY, RCV_KEY, X25519_PREFIX
 
-from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue
 from smpref.crypto.deployed_links import contact_link_keys, invitation_sb_key, link_key
 from smpref.errors import TrailingBytesError
-from smpref.model.config import DAY, ServerConfig
-from smpref.testing.loopback import Loopback
+from smpref.independent.basics import hkdf
+from smpref.model.config import ServerConfig
 from smpref.wire import decode_message
 from smpref.wire.deployed import DeployedMessageBody
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import (
-    ACK,
     COUNT,
-    GET,
-    IDS,
-    MSG,
     SEND,
     DeployedNEW,
     DeployedPRXY,
     MsgFlags,
-    QueueReqData_C,
+    QueueReqData_M,
     RelayServer,
-    SubscriptionMode,
 )
 
 # --- encoding.md § (§1.1)
@@ -70,13 +60,20 @@ def test_word32_and_int64_are_big_endian() -> None:
 @req("ENC-1", "ENC-3")
 def test_maybe_is_the_characters_0_and_1() -> None:
     """Maybe is '0' (Nothing) or '1' and the value (Encoding.hs): deployed NEW's basicAuth,
-    queue request and notifier request are `0`, `1M0` (a messaging queue, no link) and `0`."""
-    new = decode_message(b"NEW " + RCV_KEY + DH_KEY + b"0S1M00")
-    assert new.basic_auth is None and new.ntf_request is None
-    assert new.queue_request is not None and new.queue_request.queue_link is None
-    assert new.encode() == b"NEW " + RCV_KEY + DH_KEY + b"0S1M00"
-    with_auth = decode_message(b"NEW " + RCV_KEY + DH_KEY + b"1\x03pwdS1M00")
-    assert with_auth.basic_auth == b"pwd"
+    queueReqData and ntfCreds at version 18 are `0`, `1M0` (a messaging queue, no link) and
+    `0`; a password is `1` and ss(password); no queueReqData is `0`."""
+    def new(wire: bytes) -> DeployedNEW:
+        decoded = decode_message(b"NEW " + RCV_KEY + DH_KEY + wire, dialect=Dialect.DEPLOYED,
+                                 version=18)
+        assert isinstance(decoded, DeployedNEW)
+        assert decoded.encode() == b"NEW " + RCV_KEY + DH_KEY + wire
+        return decoded
+
+    plain = new(b"0S1M00")
+    assert plain.basic_auth is None and plain.ntf_creds is None
+    assert plain.queue_req_data == QueueReqData_M(link=None)
+    assert new(b"1\x03pwdS1M00").basic_auth == b"pwd"
+    assert new(b"0S00").queue_req_data is None
 
 
 @req("ENC-1")
@@ -104,56 +101,21 @@ def test_decoding_needs_the_end_of_input(wire: bytes) -> None:
 # --- links.md § (§4.6)
 
 
-def _hkdf_sha512(ikm: bytes, info: bytes, length: int) -> bytes:
-    """RFC 5869 with SHA-512 and an empty salt, written out apart from smpref's."""
-    prk = hmac.digest(bytes(64), ikm, "sha512")
-    out, block = b"", b""
-    for i in range(1, -(-length // 64) + 1):
-        block = hmac.digest(prk, block + info + bytes([i]), "sha512")
-        out += block
-    return out[:length]
-
-
 @req("DEP-5")
 def test_a_short_links_key_and_ids_are_deployeds_derivations() -> None:
     """Shipped short links (Crypto/ShortLink.hs:47-64): linkKey = SHA3-256(fixedData); a contact
     link's (LinkId, key) = split24(HKDF-SHA512("", linkKey, "SimpleXContactLink", 56)); an
-    invitation's key = HKDF-SHA512("", linkKey, "SimpleXInvLink", 32)."""
+    invitation's key = HKDF-SHA512("", linkKey, "SimpleXInvLink", 32). HKDF from the
+    independent verifier (smpref.independent.basics)."""
     fixed = b"fixed data of a link" * 7
     key = link_key(fixed)
     assert key == hashlib.sha3_256(fixed).digest()
-    derived = _hkdf_sha512(key, b"SimpleXContactLink", 56)
+    derived = hkdf("SHA-512", b"", key, b"SimpleXContactLink", 56)
     assert contact_link_keys(key) == (derived[:24], derived[24:])
-    assert invitation_sb_key(key) == _hkdf_sha512(key, b"SimpleXInvLink", 32)
-
-
-def test_the_tests_hkdf_is_rfc_5869() -> None:
-    """The HKDF written out above agrees with `cryptography`'s (so the test above checks
-    smpref's derivation, not this helper)."""
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
-    ikm = bytes(range(40))
-    expected = HKDF(algorithm=hashes.SHA512(), length=100, salt=None, info=b"i").derive(ikm)
-    assert _hkdf_sha512(ikm, b"i", 100) == expected
+    assert invitation_sb_key(key) == hkdf("SHA-512", b"", key, b"SimpleXInvLink", 32)
 
 
 # --- messaging.md (deployed answers, read by tests/deployed_client.py)
-
-
-def _run(tmp_path: Path, scenario: Callable[[str], Awaitable[None]], **config: Any) -> None:
-    async def main() -> None:
-        async with embedded(tmp_path, **config) as server:
-            await scenario(server.address)
-    asyncio.run(main())
-
-
-async def _queue(client: DeployedClient, owner: Keys, *, subscribe: bool = False,
-                 mode: bytes = b"M") -> Ids:
-    reply = await client.request(new_command(owner, subscribe=subscribe, mode=mode),
-                                 key=owner.sign)
-    assert reply.tag == "IDS", reply.command
-    return parse_ids(reply.body)
 
 
 @req("MSG-1")
@@ -163,7 +125,7 @@ def test_a_secured_queue_takes_only_sends_signed_by_its_sender_key(tmp_path: Pat
     async def scenario(address: str) -> None:
         alice, bob = await DeployedClient.connect(address), await DeployedClient.connect(address)
         owner, sender, other = Keys(), Keys(), Keys()
-        ids = await _queue(alice, owner)
+        ids = await new_queue(alice, owner, subscribe=False)
         assert (await bob.request(send_command(b"a"), ids.sender_id)).command == b"OK"
         assert (await alice.request(key_command(b"KEY", sender), ids.recipient_id,
                                     owner.sign)).command == b"OK"
@@ -174,7 +136,7 @@ def test_a_secured_queue_takes_only_sends_signed_by_its_sender_key(tmp_path: Pat
             == b"OK"
         await alice.close()
         await bob.close()
-    _run(tmp_path, scenario)
+    run_embedded(tmp_path, scenario)
 
 
 # --- transport.md TRANS-10 (§2.4)
@@ -196,18 +158,11 @@ def test_the_server_sends_with_ck1_and_receives_with_ck2() -> None:
     (ck', sbKey, nonce) = split(HKDF-SHA512("", ck, "SimpleXSbChain", 88), 32, 32, 24) and the
     block is sbEncrypt(sbKey, nonce, pad(content, 16368)); the server sends with ck1, receives
     with ck2 (Crypto.hs:1452-1464; Transport.hs:721-743, 844-848). Derived here apart from
-    smpref's chain."""
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
+    smpref's chain, with the independent verifier's HKDF (smpref.independent.basics)."""
     from smpref.transport.framing import Framing
 
-    def hkdf(salt: bytes, ikm: bytes, info: bytes, length: int) -> bytes:
-        return HKDF(algorithm=hashes.SHA512(), length=length, salt=salt or None,
-                    info=info).derive(ikm)
-
     session, shared = bytes(range(32)), bytes(range(100, 132))
-    okm = hkdf(session, shared, b"SimpleXSbChainInit", 64)
+    okm = hkdf("SHA-512", session, shared, b"SimpleXSbChainInit", 64)
     ck1, ck2 = okm[:32], okm[32:]
     server, client = Framing(), Framing()
     server.encrypt(session, shared, server=True)
@@ -217,7 +172,7 @@ def test_the_server_sends_with_ck1_and_receives_with_ck2() -> None:
         for content in (b"first", b"second"):
             (block,) = sender.encode([content])
             assert len(block) == 16384
-            step = hkdf(b"", chain, b"SimpleXSbChain", 88)
+            step = hkdf("SHA-512", b"", chain, b"SimpleXSbChain", 88)
             chain, key, nonce = step[:32], step[32:64], step[64:]
             padded = _sb_open(key, nonce, block)
             assert len(padded) == 16368
@@ -232,12 +187,12 @@ def test_the_default_quota_is_128_messages(tmp_path: Path) -> None:
     nobody reads is ERR QUOTA."""
     async def scenario(address: str) -> None:
         client = await DeployedClient.connect(address)
-        ids = await _queue(client, Keys(), mode=b"C")
+        ids = await new_queue(client, Keys(), subscribe=False, mode=b"C")
         answers = [(await client.request(send_command(b"%d" % i), ids.sender_id)).command
                    for i in range(129)]
         assert answers == [b"OK"] * 128 + [b"ERR QUOTA"]
         await client.close()
-    _run(tmp_path, scenario)
+    run_embedded(tmp_path, scenario)
 
 
 @req("MSG-6")
@@ -247,7 +202,7 @@ def test_the_quota_holds_until_the_marker_too_is_acknowledged(tmp_path: Path) ->
     async def scenario(address: str) -> None:
         client = await DeployedClient.connect(address)
         owner = Keys()
-        ids = await _queue(client, owner, mode=b"C")
+        ids = await new_queue(client, owner, subscribe=False, mode=b"C")
         for body in (b"0", b"1"):
             assert (await client.request(send_command(body), ids.sender_id)).command == b"OK"
         assert (await client.request(send_command(b"2"), ids.sender_id)).command == \
@@ -263,31 +218,7 @@ def test_the_quota_holds_until_the_marker_too_is_acknowledged(tmp_path: Path) ->
                                          owner.sign)).command == b"OK"
         assert (await client.request(send_command(b"4"), ids.sender_id)).command == b"OK"
         await client.close()
-    _run(tmp_path, scenario, model=ServerConfig(quota=2))
-
-
-@req("MSG-9", "DIV-30", "RET-5")
-def test_expiry_stops_at_the_record_in_flight() -> None:
-    """DIV-30: expiry (Server/MsgStore/Types.hs:194-205 deletes expired messages from the head)
-    stops at the record in flight, so its ACK still removes it; the records after it stay."""
-    lb = Loopback(seed=5)
-    conn = lb.connect(Dialect.DEPLOYED)
-    owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random),
-                       DhKeyPair.generate(lb.client_random))
-    new = DeployedNEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
-                      basic_auth=None, sub_mode=SubscriptionMode.OnlyCreate,
-                      queue_req_data=QueueReqData_C(link=None), ntf_creds=None)
-    owner.created(conn.send(new, b"", owner.auth_key)[0].expect(IDS))
-    for body in (b"in flight", b"after it"):
-        send = SEND(flags=MsgFlags(notification=False), body=body)
-        assert conn.send(send, owner.sender_id)[0].tag == "OK"
-    first = conn.send(GET(), owner.recipient_id, owner.auth_key)[0].expect(MSG)
-    lb.clock.advance(30 * DAY)
-    lb.expire()
-    assert [r.msg_id for r in lb.store.records(owner.recipient_id)][:1] == [first.msg_id]
-    assert len(lb.store.records(owner.recipient_id)) == 2
-    assert conn.send(ACK(msg_id=first.msg_id), owner.recipient_id,
-                     owner.auth_key)[0].tag == "OK"
+    run_embedded(tmp_path, scenario, model=ServerConfig(quota=2))
 
 
 # --- defaults of `smpref serve` and of an embedded server (messaging.md MSG-8, TRANS-16)
@@ -296,12 +227,12 @@ DEPLOYED_PERIODS = {"tls_timeout": 60.0, "handshake_timeout": 120.0, "inactive_t
                     "inactive_check_interval": 3600.0, "pending_events_interval": 15.0}
 
 
-@req("MSG-8", "TRANS-16")
+@req("MSG-8", "TRANS-16", "DIV-41")
 def test_the_periods_are_deployeds_by_default() -> None:
     """TLS setup 60 s (Transport/Server.hs:97), SMP handshake 120 s (Server/Main.hs:529),
     inactive clients checked every 3600 s and closed after 21600 s (Server/Main/Init.hs:158-162),
-    END and DELD gathered and sent every 15 s (Server.hs:413-436; Server/Main.hs:575): as
-    ServeConfig's defaults and as `smpref serve`'s."""
+    END and DELD gathered and sent every 15 s (DIV-41; Server.hs:328, 413-436;
+    Server/Main.hs:575): as ServeConfig's defaults and as `smpref serve`'s."""
     from smpref.cli.network import serve
     from smpref.serve.listener import ServeConfig
 
@@ -321,7 +252,7 @@ def test_the_periods_are_deployeds_by_default() -> None:
 def test_the_session_id_is_tls_unique_of_a_chacha20_sha256_session(tmp_path: Path) -> None:
     """sessionId is the client's Finished (tls-unique; Transport.hs:374-381, 917), and the
     server's one TLS 1.3 suite is ChaCha20-Poly1305-SHA256 (Transport.hs:389-400), so it is
-    32 bytes, whatever suites the client offers (here OpenSSL's defaults, AES-GCM first)."""
+    32 bytes, whatever suites the client offers (here OpenSSL's defaults)."""
     async def main() -> None:
         async with embedded(tmp_path) as server:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -339,6 +270,7 @@ def test_the_session_id_is_tls_unique_of_a_chacha20_sha256_session(tmp_path: Pat
             assert len(finished) == 32
             assert hello[4:5 + 32] == bytes([32]) + finished
             writer.close()
+            await writer.wait_closed()
     asyncio.run(main())
 
 
@@ -395,6 +327,7 @@ def test_a_client_offering_one_of_the_two_groups_gets_smp(tmp_path: Path, group:
             block = await reader.readexactly(16384)
             assert block[2:6] == bytes.fromhex("00060012")  # the hello: versions 6 to 18
             writer.close()
+            await writer.wait_closed()
     asyncio.run(main())
 
 
@@ -406,7 +339,7 @@ def test_a_connection_whose_subscription_ended_may_get(tmp_path: Path) -> None:
     async def scenario(address: str) -> None:
         alice, carol = await DeployedClient.connect(address), await DeployedClient.connect(address)
         owner = Keys()
-        ids = await _queue(alice, owner, subscribe=True, mode=b"C")
+        ids = await new_queue(alice, owner, mode=b"C")
         assert (await alice.request(b"GET", ids.recipient_id, owner.sign)).command == \
             b"ERR CMD PROHIBITED"
         assert (await carol.request(b"SUB", ids.recipient_id, owner.sign)).command == b"SOK 0"
@@ -417,7 +350,7 @@ def test_a_connection_whose_subscription_ended_may_get(tmp_path: Path) -> None:
             b"ERR CMD PROHIBITED"
         await alice.close()
         await carol.close()
-    _run(tmp_path, scenario)
+    run_embedded(tmp_path, scenario)
 
 
 @req("MSG-2", "MSG-4")
@@ -428,7 +361,7 @@ def test_one_message_in_flight_and_a_repeated_sub_delivers_it_again(tmp_path: Pa
     async def scenario(address: str) -> None:
         alice, bob = await DeployedClient.connect(address), await DeployedClient.connect(address)
         owner = Keys()
-        ids = await _queue(alice, owner, subscribe=True, mode=b"C")
+        ids = await new_queue(alice, owner, mode=b"C")
         for body in (b"one", b"two"):
             assert (await bob.request(send_command(body), ids.sender_id)).command == b"OK"
         # whatever the server pushed to alice for these SENDs comes before this PONG
@@ -443,7 +376,7 @@ def test_one_message_in_flight_and_a_repeated_sub_delivers_it_again(tmp_path: Pa
         assert open_msg(second, owner.dh, ids.server_dh).body == b"two"
         await alice.close()
         await bob.close()
-    _run(tmp_path, scenario)
+    run_embedded(tmp_path, scenario)
 
 
 @req("MSG-7", "DEP-6")
@@ -453,10 +386,8 @@ def test_an_nsub_elsewhere_ends_the_notifier_subscription(tmp_path: Path) -> Non
     async def scenario(address: str) -> None:
         alice, ntf1, ntf2 = [await DeployedClient.connect(address) for _ in range(3)]
         owner, notifier = Keys(), Keys()
-        reply = await alice.request(new_command(owner, subscribe=False, mode=b"C",
-                                                ntf=notifier), key=owner.sign)
-        assert reply.tag == "IDS", reply.command
-        nid = parse_ids(reply.body).notifier_id
+        nid = (await new_queue(alice, owner, subscribe=False, mode=b"C", ntf=notifier)
+               ).notifier_id
         assert nid is not None
         assert (await ntf1.request(b"NSUB", nid, notifier.sign)).command == b"SOK 0"
         assert (await ntf2.request(b"NSUB", nid, notifier.sign)).command == b"SOK 0"
@@ -464,7 +395,7 @@ def test_an_nsub_elsewhere_ends_the_notifier_subscription(tmp_path: Path) -> Non
         assert (end.command, end.entity_id) == (b"END", nid)
         for client in (alice, ntf1, ntf2):
             await client.close()
-    _run(tmp_path, scenario)
+    run_embedded(tmp_path, scenario)
 
 
 @req("MSG-8", "DEP-4", "DEP-12")
@@ -475,7 +406,7 @@ def test_del_sends_deld_from_version_10_and_end_below(tmp_path: Path) -> None:
         alice = await DeployedClient.connect(address)
         for version, event in ((9, b"END"), (10, b"DELD"), (18, b"DELD")):
             owner = Keys()
-            ids = await _queue(alice, owner)
+            ids = await new_queue(alice, owner, subscribe=False)
             carol = await DeployedClient.connect(address, version=version)
             answer = b"SOK 0" if version >= 16 else b"OK"
             assert (await carol.request(b"SUB", ids.recipient_id, owner.sign)).command == \
@@ -486,7 +417,7 @@ def test_del_sends_deld_from_version_10_and_end_below(tmp_path: Path) -> None:
             assert (ended.command, ended.entity_id) == (event, ids.recipient_id), version
             await carol.close()
         await alice.close()
-    _run(tmp_path, scenario)
+    run_embedded(tmp_path, scenario)
 
 
 @req("MSG-5", "MSG-1")
@@ -498,7 +429,7 @@ def test_a_sends_size_is_checked_after_its_auth_and_before_the_queues_status(
     async def scenario(address: str) -> None:
         alice, bob = await DeployedClient.connect(address), await DeployedClient.connect(address)
         owner, sender = Keys(), Keys()
-        ids = await _queue(alice, owner)
+        ids = await new_queue(alice, owner, subscribe=False)
         large = send_command(b"m" * 16049)
         assert (await bob.request(large, b"x" * 24)).command == b"ERR AUTH"
         assert (await alice.request(key_command(b"KEY", sender), ids.recipient_id,
@@ -513,7 +444,7 @@ def test_a_sends_size_is_checked_after_its_auth_and_before_the_queues_status(
             == b"ERR AUTH"
         await alice.close()
         await bob.close()
-    _run(tmp_path, scenario)
+    run_embedded(tmp_path, scenario)
 
 
 # --- notation.md example (§3.6 SEND)
@@ -539,14 +470,15 @@ def test_msg_is_a_box_with_the_msg_id_as_nonce_over_16106_padded_bytes(tmp_path:
     async def scenario(address: str) -> None:
         client = await DeployedClient.connect(address)
         owner = Keys()
-        ids = await _queue(client, owner, mode=b"C")
+        ids = await new_queue(client, owner, subscribe=False, mode=b"C")
         assert (await client.request(send_command(b"boxed", True), ids.sender_id)).command \
             == b"OK"
         reply = await client.request(b"GET", ids.recipient_id, owner.sign)
         assert reply.tag == "MSG"
-        msg_id, sealed = reply.body[1:1 + reply.body[0]], reply.body[1 + reply.body[0]:]
+        p = Parser(reply.body)
+        msg_id, sealed = p.ss(), p.rest()
         assert len(sealed) == 16 + 16106
         got = open_msg(reply, owner.dh, ids.server_dh)  # opens with nonce = msgId
         assert (got.msg_id, got.body, got.notification) == (msg_id, b"boxed", True)
         await client.close()
-    _run(tmp_path, scenario)
+    run_embedded(tmp_path, scenario)
