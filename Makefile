@@ -83,7 +83,7 @@ mutate: $(VENV)/.installed $(VENV)/.mutate
 	$(PY) mutation/run.py --out reports/mutation
 
 # A planted deviation per row of spec/deployed-fidelity.md, each judged by the checks its row
-# cites (mutation/fidelity.py); about half an hour, so not part of `test` either.
+# cites (mutation/fidelity.py); about ten minutes, so not part of `test` either.
 mutate-fidelity: $(VENV)/.installed
 	$(PY) mutation/fidelity.py --out reports/fidelity
 
