@@ -1,12 +1,13 @@
-"""A deployed SMP client at any version from 6 to 18, written from smp-wire.md alone
-(§2.8, §3.2-3.10).
+"""A deployed SMP client at any version from 6 to 18, written from a digest of simplexmq's
+source alone (DEP-7, DEP-11, DEP-12).
 
 It is the deployed double (tests/deployed_double.py) turned around: it shares smpref's TLS
 context and its block framing (the encrypted blocks, which the vectors check against
 deployed's bytes), but not its handshake (the hellos are read and written here, by version)
 and not its command layer. Every command it sends is written
-byte by byte here from the layouts of smp-wire §3.6-3.7, every answer is parsed here, keys go
-through PyNaCl directly, and message bodies are opened as smp-wire §3.10 says. Nothing of
+byte by byte here from deployed's layouts (simplexmq Protocol.hs:1681-1712), every answer is
+parsed here, keys go through PyNaCl directly, and message bodies are opened as DEP-7 says.
+Nothing of
 spec/commands.smpn, smpref.wire.schema or the model is used, so a test that drives
 ``smpref serve`` with it checks the server's deployed profile from an independent reading of
 the protocol.
@@ -48,7 +49,7 @@ def large(data: bytes) -> bytes:
 
 
 class Parser:
-    """Reads the primitives of smp-wire §1.1 from a response."""
+    """Reads the primitives of ENC-1 from a response."""
 
     def __init__(self, data: bytes) -> None:
         self.data, self.pos = data, 0
@@ -125,9 +126,10 @@ class Ids:
 
 
 def parse_ids(body: bytes, version: int = 18) -> Ids:
-    """IDS in its layout at ``version`` (smp-wire §3.7): the two IDs and the server's DH key;
-    from 9 to 14 the sender-secures flag (reported as mode M or C); from 15 Maybe mode and
-    Maybe link ID; from 16 Maybe service ID; from 17 Maybe notifier credentials."""
+    """IDS in its layout at ``version`` (DEP-12; simplexmq Protocol.hs:1826-1833): the two IDs
+    and the server's DH key; from 9 to 14 the sender-secures flag (reported as mode M or C);
+    from 15 Maybe mode and Maybe link ID; from 16 Maybe service ID; from 17 Maybe notifier
+    credentials."""
     p = Parser(body)
     rid, sid, dh = p.ss(), p.ss(), p.ss()
     mode = link = nid = ntf_dh = None
@@ -151,7 +153,7 @@ def parse_ids(body: bytes, version: int = 18) -> Ids:
 
 @dataclass
 class Received:
-    """An opened MSG body (smp-wire §3.10)."""
+    """An opened MSG body (DEP-7)."""
 
     msg_id: bytes
     timestamp: int
@@ -162,7 +164,7 @@ class Received:
 
 def msg_plaintext(reply: Reply, rcv_dh: PrivateKey, server_dh: bytes) -> tuple[bytes, bytes]:
     """MSG's msgId and its body opened and unpadded, byte for byte: ss(msgId) ||
-    crypto_box(rcvDhSecret, nonce = msgId, pad(body, 16106)) (smp-wire §3.10)."""
+    crypto_box(rcvDhSecret, nonce = msgId, pad(body, 16106)) (DEP-7)."""
     p = Parser(reply.body)
     msg_id, sealed = p.ss(), p.rest()
     padded = Box(rcv_dh, PublicKey(server_dh)).decrypt(sealed, msg_id)
@@ -209,9 +211,9 @@ class DeployedClient:
                       version: int | None = None, *, key_hash: bytes | None = None,
                       sni: str | None = None) -> DeployedClient:
         """Over ALPN ``smp/1``, at the server's newest version or at ``version``. The
-        handshake is written here from smp-wire §2.3-2.5: the server hello read and its chain
-        and signed session key checked, the client hello laid out for the version; only the
-        block encryption (§2.4) is smpref's framing. ``key_hash`` and ``sni`` plant faults:
+        handshake is written here from TRANS-1, TRANS-9 and DEP-12: the server hello read and its
+        chain and signed session key checked, the client hello laid out for the version; only
+        the block encryption (TRANS-10) is smpref's framing. ``key_hash`` and ``sni`` plant faults:
         another key hash in the hello, an SNI in TLS."""
         server = parse_server_address(address)
         reader, writer = await asyncio.open_connection(
@@ -225,7 +227,7 @@ class DeployedClient:
         assert p.ss() == session, "the hello's session ID is not this TLS session's"
         chain = [p.large() for _ in range(p.take(1)[0])]
         signed = p.large()
-        # the identity is the chain's second certificate; the TLS leaf is its first (§2.3)
+        # the identity is the chain's second certificate; the TLS leaf is its first (TRANS-1)
         assert hashlib.sha256(chain[1]).digest() == server.key_hash, "another server"
         assert chain[0] == ssl_object.getpeercert(binary_form=True)
         leaf = x509.load_der_x509_certificate(chain[0]).public_key()
@@ -260,7 +262,7 @@ class DeployedClient:
     @classmethod
     async def connect_v6(cls, address: str) -> DeployedClient:
         """Without ALPN, as clients from before ALPN: the server offers version 6 alone, whose
-        hello has no chain and no session key, and whose blocks are not encrypted (§2.2-2.5)."""
+        hello has no chain and no session key, and whose blocks are not encrypted (DEP-11)."""
         server = parse_server_address(address)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
@@ -302,7 +304,7 @@ class DeployedClient:
             for _ in range(count if self.whole_blocks else 1):
                 t = Parser(p.large())
                 assert t.ss() == b""  # server transmissions are not authorized
-                if self.version < 7:  # the session ID is sent below version 7 (§3.2)
+                if self.version < 7:  # the session ID is sent below version 7 (DEP-11)
                     assert t.ss() == self.session
                 reply = Reply(t.ss(), t.ss(), t.rest())
                 future = self.replies.pop(reply.corr_id, None)
@@ -315,7 +317,7 @@ class DeployedClient:
                      key: SigningKey | None = None, corr_id: bytes | None = None,
                      signature: bytes | None = None) -> tuple[bytes, bytes]:
         """(corrId, transmission): ``ss(auth) ['0'] ss(corrId) ss(entityId) command``; the
-        authorized bytes are prefixed with ss(sessionId) (smp-wire §3.2-3.3)."""
+        authorized bytes are prefixed with ss(sessionId) (TRANS-6)."""
         corr = os.urandom(24) if corr_id is None else corr_id
         signed = ss(corr) + ss(entity) + command
         if signature is None:
@@ -357,7 +359,7 @@ class DeployedClient:
 def new_command(owner: Keys, *, subscribe: bool = True, mode: bytes | None = b"M",
                 link: bytes = b"", ntf: Keys | None = None, password: bytes | None = None,
                 version: int = 18) -> bytes:
-    """NEW in its layout at ``version`` (smp-wire §3.7): keys, then below 9 an optional
+    """NEW in its layout at ``version`` (DEP-11, DEP-12): keys, then below 9 an optional
     ``'A' ss(password)`` and subMode; from 9 Maybe(basicAuth) and subMode, then from 9 to 14
     the sender-secures Bool (``mode`` M: T), from 15 Maybe(queueReqData) and from 17
     Maybe(ntfCreds). ``link`` is the bytes inside queueReqData's inner Maybe (empty: '0')."""

@@ -1,7 +1,7 @@
 """A test double of a deployed SMP server (v17-18 core, no seed extensions), for the runner.
 
 It advertises the deployed range 6-18 and answers the core commands with deployed semantics
-and encodings (smp-wire §3.6-3.10): ``SOK 0`` for SUB, ``OK`` for OFF, ``DELD`` to other
+and encodings (DEP-4, DEP-7): ``SOK 0`` for SUB, ``OK`` for OFF, ``DELD`` to other
 subscribers on DEL, message bodies ``Int64 ts || flag || ' ' || body`` (or ``QUOTA ts``)
 sealed with the queue's secret, and no ratchet. It shares smpref's transport and codecs (the
 bytes of core commands are the same), not the model: the queue logic below was written from a
@@ -100,7 +100,7 @@ class DeployedDouble:
     async def start(self) -> None:
         self._server = await asyncio.start_server(
             self._connection, "127.0.0.1", 0,
-            # a deployed server knows only smp/1 (smp-wire §2.2)
+            # a deployed server knows only smp/1 (simplexmq Transport.hs:261-262)
             ssl=server_context(self.credentials, protocols=(SMP_ALPN,)))
         self.port = self._server.sockets[0].getsockname()[1]
 

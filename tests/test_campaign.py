@@ -182,7 +182,8 @@ def test_expiry_moves_both_clocks_and_both_sides_agree(monkeypatch: pytest.Monke
 
 @req("DEP-4", "DEP-7")
 def test_a_deployed_only_server_gets_whole_programs_and_never_fails(tmp_path: Path) -> None:
-    """Against the deployed double (versions 6-18, no extensions, written from smp-wire.md),
+    """Against the deployed double (versions 6-18, no extensions, written from a digest of
+    simplexmq's source),
     the model's deployed profile predicts every answer, receiving and suspending included."""
     assert {"get", "ack", "off"} <= {s.op for s in program(3, 200)}
     loop = asyncio.new_event_loop()

@@ -90,7 +90,7 @@ def test_a_planted_bug_fails_its_cases_and_the_cli_exits_1(tmp_path: Path) -> No
 @req("TRANS-3", "TRANS-15")
 def test_block_garbage_accepts_err_block_from_a_receiver_whose_chain_moved_on(
         tmp_path: Path) -> None:
-    """A deployed receiver advances its chain for every block it reads (smp-wire §2.4), so
+    """A deployed receiver advances its chain for every block it reads (DEP-9), so
     after ERR BLOCK for a block that does not decrypt the connection's keys no longer match:
     the case must pass without probing that connection, and still check the others."""
     async def main() -> runner.Report:

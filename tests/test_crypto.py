@@ -64,7 +64,7 @@ def test_hsalsa20_of_the_shared_secret_is_crypto_box_beforenm(sk: bytes, other: 
 @given(KEY32, KEY32, st.binary(min_size=24, max_size=24), st.binary(max_size=300))
 def test_prekeyed_secretbox_with_a_raw_dh_secret_is_nacl_crypto_box(
         sk: bytes, other: bytes, nonce: bytes, message: bytes) -> None:
-    """smp-wire §1.4: sbEncrypt keyed with the raw X25519 secret equals NaCl crypto_box."""
+    """LINK-4: sbEncrypt keyed with the raw X25519 secret equals NaCl crypto_box."""
     pk = p.x25519_public(other)
     raw = p.x25519(sk, pk)
     expected = Box(PrivateKey(sk), PublicKey(pk)).encrypt(message, nonce).ciphertext

@@ -1,5 +1,5 @@
-"""Deployed short-link data (smp-wire §4.2-4.3, DEP-5): smpref.crypto.deployed_links seals what
-it opens, and refuses what it must."""
+"""Deployed short-link data (DEP-5; simplexmq Crypto/ShortLink.hs:41-125):
+smpref.crypto.deployed_links seals what it opens, and refuses what it must."""
 
 from __future__ import annotations
 

@@ -103,8 +103,8 @@ def test_a_deployed_session_reports_what_its_profile_exercises() -> None:
 @req("DEP-5")
 def test_a_deployed_invitation_keeps_its_link_until_the_first_send_and_reports_dep_5() -> None:
     """Deployed SMP drops a secured invitation's link data at the first SEND, however it was
-    secured (smp-wire §3.8); the seed design drops it at KEY (LINK-11). The coverage report
-    names the deployed requirement, never the seed one."""
+    secured (DEP-5; simplexmq Server.hs:1861-1862); the seed design drops it at KEY (LINK-11).
+    The coverage report names the deployed requirement, never the seed one."""
     lb = Loopback(seed=4)
     seen: list[tuple[str, tuple[str, ...]]] = []
     lb.server.observer = lambda name, requirements: seen.append((name, requirements))
@@ -166,7 +166,7 @@ def test_message_expiry_stops_at_the_record_in_flight_and_reports_dep_8() -> Non
 @req("DEP-5")
 def test_lset_gives_a_contact_queue_a_link_that_sends_do_not_drop() -> None:
     """A contact queue created without a link gets one with LSET; only a secured invitation
-    loses its link data at the first SEND (smp-wire §3.8), so this one stays."""
+    loses its link data at the first SEND (DEP-5), so this one stays."""
     lb = Loopback(seed=6)
     conn = lb.connect(Dialect.DEPLOYED)
     owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))

@@ -1,8 +1,8 @@
 """smpref serve speaks deployed SMP to a deployed client (DEP-1 to DEP-10, TRANS-11).
 
-The client is tests/deployed_client.py: written from smp-wire.md alone, it shares smpref's
-transport but none of its command layer, so what it expects is deployed's protocol read
-independently, not smpref's own definitions.
+The client is tests/deployed_client.py: written from a digest of simplexmq's source alone, it
+shares smpref's transport but none of its command layer, so what it expects is deployed's
+protocol read independently, not smpref's own definitions.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Every deployed version a deployed server accepts, served by ``smpref serve`` (DEP-11 to
 DEP-13, TRANS-11).
 
-The client is tests/deployed_client.py, written from smp-wire.md alone: at each version it
-lays NEW out, parses IDS, frames transmissions and reads SUB's and DEL's answers as that
-version does (smp-wire §2.8, §3.2, §3.7), none of it from spec/commands.smpn. One scenario
+The client is tests/deployed_client.py, written from a digest of simplexmq's source alone: at
+each version it lays NEW out, parses IDS, frames transmissions and reads SUB's and DEL's answers
+as that version does (DEP-11, DEP-12), none of it from spec/commands.smpn. One scenario
 runs at every version from 6 to 18 under ALPN ``smp/1``, and at 6 without ALPN: create,
 secure (KEY, and SKEY where the queue can have a mode), send, receive, ACK, suspend and
 delete, with the answers the version gets.
@@ -44,7 +44,7 @@ async def lifecycle(address: str, version: int | None) -> list[str]:
     alice, bob, carol = await connect(), await connect(), await connect()
     v = alice.version
     assert v == (6 if version is None else version)
-    # blocks are encrypted from 11, when the client's hello carried a key (smp-wire §2.4)
+    # blocks are encrypted from 11, when the client's hello carried a key (TRANS-10)
     assert alice.stream.framing.encrypted is (v >= 11)
     owner, sender = Keys(), Keys()
 
@@ -266,7 +266,7 @@ def test_a_version_outside_the_range_and_a_bad_hello_are_explained(tmp_path: Pat
 @req("DEP-12", "DEP-5", "DEP-6")
 @pytest.mark.parametrize("version", [8, 14])
 def test_later_commands_follow_the_queue_not_the_version(tmp_path: Path, version: int) -> None:
-    """Deployed gates no command by version (smp-wire §3.6): at 8 and 14 the link and notifier
+    """Deployed gates no command by version (DEP-12): at 8 and 14 the link and notifier
     commands are served as the queue's state allows. Below 9 NEW cannot give a mode, so the
     queue is a contact queue: LSET and LGET work, LKEY and SKEY are AUTH."""
     from deployed_client import large, ss

@@ -1,7 +1,8 @@
 """Checks for rows DEP-1 to DEP-9 of spec/deployed-fidelity.md that the rows' first citations
 did not make: each kills a planted deviation of mutation/deviations/dep_1_to_9.py that they let
-through. The client is tests/deployed_client.py (written from smp-wire.md alone) against an
-embedded ``smpref serve``, except for the sweep, which needs the model's manual clock."""
+through. The client is tests/deployed_client.py (written from a digest of simplexmq's source)
+against an embedded ``smpref serve``, except for the sweep, which needs the model's manual
+clock."""
 
 from __future__ import annotations
 

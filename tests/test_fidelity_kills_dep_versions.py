@@ -2,7 +2,7 @@
 cited checks left open: each one kills a planted deviation of mutation/deviations/
 dep_10_to_15.py that the row's other checks let through.
 
-The hellos here are written byte by byte from smp-wire §2.5, as tests/deployed_client.py
+The hellos here are written byte by byte from TRANS-9 and DEP-12, as tests/deployed_client.py
 writes them; the private-routing ones use the relay's real handshake output.
 """
 

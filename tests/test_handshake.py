@@ -20,8 +20,9 @@ from smpref.wire.hellos import ClientHello, ServerHello
 def test_key_hash_of_deployed_test_ca() -> None:
     pem = (resources.files("smpref.vectors") / "fixtures" / "simplexmq-test-ca.crt").read_bytes()
     der = x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
+    # deployed's testKeyHash (simplexmq tests/SMPClient.hs:83)
     assert base64.urlsafe_b64encode(key_hash(der)).decode() == (
-        "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI=")  # smp-wire 2.3: deployed testKeyHash
+        "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI=")
 
 
 @req("TRANS-9")
@@ -52,7 +53,8 @@ def test_hellos_round_trip_and_are_strict() -> None:
 
 
 def _ed448_chain() -> tuple[list[bytes], object]:
-    """An Ed448 identity and leaf, as deployed servers generate by default (smp-wire §2.3)."""
+    """An Ed448 identity and leaf, as ``smp-server init --sign-algorithm ED448`` makes them
+    (TRANS-13)."""
     import datetime
 
     from cryptography.hazmat.primitives.asymmetric import ed448
@@ -78,7 +80,8 @@ def _ed448_chain() -> tuple[list[bytes], object]:
 
 @req("TRANS-1", "TRANS-9")
 def test_ed448_servers_chain_and_signed_session_key_are_accepted() -> None:
-    """Deployed servers default to Ed448: the signed key is 173 bytes (smp-wire §2.5)."""
+    """Deployed servers may sign with Ed448 (TRANS-13): the signed key is then 173 bytes
+    (TRANS-9)."""
     import hashlib
 
     from smpref.errors import IdentityError

@@ -1,4 +1,4 @@
-"""Private message routing (DEP-14, DEP-15; smp-wire §3.11): the relay's RFWD in the model,
+"""Private message routing (DEP-14, DEP-15): the relay's RFWD in the model,
 the proxy's PRXY and PFWD in `smpref serve`, and two servers carrying a privately routed SEND
 and LGET from a sender to a recipient."""
 
@@ -87,7 +87,7 @@ def _rfwd(proxy: LoopbackConnection, fwd: FwdTransmission | bytes) -> tuple[byte
 def _routed(proxy: LoopbackConnection, message: object, entity: bytes,
             key: AuthKeyPair | None = None, version: int = 17) -> Reply:
     """A command routed privately to the loopback server, played as client and proxy. Every
-    hop is also opened by PyNaCl's crypto_box with nonces written here from smp-wire §3.11,
+    hop is also opened by PyNaCl's crypto_box with nonces written here from DEP-14,
     not by smpref.crypto.forwarding, so that a mistake both of smpref's sides share (a nonce
     not reversed, a wrong key) fails here."""
     relay = ProxiedRelay(NOWHERE, proxy.session_id, version, proxy.client.server_session_public)

@@ -1,4 +1,4 @@
-"""Transmissions, the credential rules of smp-wire §3.4, padding and blocks."""
+"""Transmissions, the credential rules of TRANS-7, padding and blocks."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_authorization_length_must_name_a_signature_or_authenticator() -> None:
     assert info2.value.path == "serviceSignature"
 
 
-# (command body, authorization?, entity?, expected ERR or None) per smp-wire §3.4 and LGET's
+# (command body, authorization?, entity?, expected ERR or None) per TRANS-7 and LGET's
 # seed rule (auth exactly when it carries a key).
 KEY = bytes([44]) + bytes.fromhex("302a300506032b6570032100") + bytes(32)
 CREDENTIALS = [

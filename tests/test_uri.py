@@ -1,4 +1,4 @@
-"""SMP server addresses and queue URIs as deployed (smp-wire §1.2, §4.5)."""
+"""SMP server addresses and queue URIs as deployed (URI-1, URI-4)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from smpref.text.addresses import (
 from smpref.text.lexical import b64u_encode
 from smpref.wire import KeyAlgorithm, PublicKey
 
-KH = "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI="  # smp-wire §2.3: the test CA's keyHash
+# the test CA's keyHash, deployed's testKeyHash (simplexmq tests/SMPClient.hs:83)
+KH = "LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI="
 # deployed ConnectionRequestTests: testDhKey, base64url with padding, percent-encoded
 DH = "MCowBQYDK2VuAyEAjiswwI3O_NlS8Fk3HJUW870EY2bAwmttMBsvRB9eV3o%3D"
 

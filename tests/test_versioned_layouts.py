@@ -1,6 +1,6 @@
 """Layouts by version (DEP-11, DEP-12): what spec/commands.smpn declares per version, the codecs
 derived from it, and an independent reading of the same layouts (tests/deployed_client.py,
-written from smp-wire §3.7) agreeing byte for byte."""
+written from simplexmq Protocol.hs:1682-1689, 1826-1833) agreeing byte for byte."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Hand-checked encodings: byte compatibility with deployed SMP, and strict rejection.
 
-Expected bytes here are written out from the layouts in smp-wire.md §1.1 and §3.6-3.9 by hand,
-not produced by smpref's encoder.
+Expected bytes here are written out by hand from deployed's layouts (ENC-1; simplexmq
+Protocol.hs:1681-1712, 1825-1903, 1947-2001), not produced by smpref's encoder.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ IDS = message_class("IDS")
 
 @req("CMD-10", "CMD-11", "DIV-5")
 def test_deployed_new_without_link_or_notifier_is_the_same_command() -> None:
-    """smp-wire §3.7: `NEW ` + keys + `0S1M00` (no auth, subscribe, messaging, no link, no ntf)."""
+    """DEP-3: `NEW ` + keys + `0S1M00` (no auth, subscribe, messaging, no link, no ntf)."""
     deployed = b"NEW " + RCV_KEY + DH_KEY + b"0S1M00"
     new = decode_message(deployed)
     assert new == NEW(

@@ -215,12 +215,12 @@ DEVIATIONS: list[Deviation] = [
     plant("DIV-19", "a seed OFF answers OK, as deployed",
           "smpref/model/effects.py",
           "    if queue.dialect is Dialect.DEPLOYED:  # deployed OFF answers OK "
-          "(smp-wire §3.8, DEP-4)\n",
-          "    if True:  # deployed OFF answers OK (smp-wire §3.8, DEP-4)\n"),
+          "(DEP-4)\n",
+          "    if True:  # deployed OFF answers OK (DEP-4)\n"),
     plant("DIV-19", "a repeated seed OFF answers OK instead of the count",
           "smpref/model/effects.py",
           "    if queue.dialect is Dialect.DEPLOYED:  # deployed OFF answers OK "
-          "(smp-wire §3.8, DEP-4)\n",
+          "(DEP-4)\n",
           "    if queue.dialect is Dialect.DEPLOYED or queue.status is QueueStatus.SUSPENDED:\n"),
     # DIV-20: seed 002's names; QSWITCH is QS
     plant("DIV-20", "the seed agent announces a new queue with deployed's QA, not QN",

@@ -160,8 +160,8 @@ DEVIATIONS: list[Deviation] = [
           '    Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),\n'
           "         guard=Guard.BODY_TOO_LARGE),\n"
           '    Rule("SEND.no-queue", "SEND", "AUTH", ("AUTH-2", "AUTH-3"), found=ABSENT),\n',
-          (RULES, "    # the size before the status, as deployed checks it (smp-wire §3.8, "
-                  "Server.hs)\n"
+          (RULES, "    # the size before the status, as deployed checks it (MSG-5; simplexmq "
+                  "Server.hs:1842-1856)\n"
                   '    Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),\n'
                   "         guard=Guard.BODY_TOO_LARGE),\n", "")),
     plant("messaging.md MSG-5", "SEND's size is checked after the queue's status", RULES,

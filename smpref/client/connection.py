@@ -361,7 +361,7 @@ class SmpClient:
 
 
 def open_deployed_message(rcv_dh_secret: bytes, msg: MSG) -> DeployedMessageBody:
-    """Open a MSG from a deployed server (smp-wire §3.10).
+    """Open a MSG from a deployed server (DEP-7).
 
     Raises:
         CryptoError: it does not open or decode.

@@ -1,4 +1,4 @@
-"""Private message routing, the client's and the proxy's side, sans-IO (DEP-15; §3.11).
+"""Private message routing, the client's and the proxy's side, sans-IO (DEP-15).
 
 A client that routes privately asks its own server, the proxy, for a session with the
 queue's server, the relay: ``PRXY`` names the relay and the proxy answers ``PKEY`` with the

@@ -44,7 +44,7 @@ from smpref.wire.transmission import Transmission, check_credentials
 if TYPE_CHECKING:
     from smpref.clientcheck.situations import CaseRunner
 
-#: a correlation ID is 24 random bytes (smp-wire §3.2)
+#: a correlation ID is 24 random bytes (CLNT-12)
 CORR_ID_SIZE = 24
 #: transmissions kept per connection for the exchange a finding quotes
 EXCHANGE = 6

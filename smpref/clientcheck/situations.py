@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 PATIENCE = 5.0
 #: seconds in which a command may cross the server's DELD on the wire (case 3)
 CROSSING = 1.0
-#: the first version whose deletion notice is DELD, not END (smp-wire §2.8)
+#: the first version whose deletion notice is DELD, not END (DEP-12; simplexmq Transport.hs:198)
 DELD_VERSION = 10
 #: what a case's message says, so that a client's log shows where it came from
 BODY = b"smpref client-check: case %d"

@@ -342,7 +342,7 @@ class Context:
 
     def block(self, client: SmpClient, content: bytes) -> bytes:
         """A block's bytes as the client's connection frames it: encrypted with its send
-        chain when the version encrypts blocks (11+), else padded (smp-wire §2.4)."""
+        chain when the version encrypts blocks (11+), else padded (TRANS-2, TRANS-10)."""
         chain = client.stream.framing.send_chain
         return chain.encrypt(content) if chain is not None else pad(content)
 

@@ -1,4 +1,4 @@
-"""Transmission authorization (smp-wire §3.3; TRANS-5, TRANS-6, AUTH-1..AUTH-3).
+"""Transmission authorization (TRANS-5, TRANS-6, AUTH-1..AUTH-3).
 
 An authorization is an Ed25519 (64 bytes) or Ed448 (114 bytes) signature over the authorized
 bytes, or an X25519 authenticator (80 bytes): ``crypto_box(X25519(queue key, server session

@@ -1,4 +1,4 @@
-"""Transport block encryption with forward secrecy (smp-wire §2.4; TRANS-10).
+"""Transport block encryption with forward secrecy (TRANS-10; simplexmq Crypto.hs:1452-1464).
 
 ``(ck1, ck2) = split32(HKDF-SHA512(salt = sessionId, ikm = X25519(client key, server key),
 "SimpleXSbChainInit", 64))``; the server sends with ``ck1`` and receives with ``ck2`` (the

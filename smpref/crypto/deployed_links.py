@@ -1,5 +1,5 @@
 """Deployed SMP's short-link data: the key and ID derivations and the sealed, signed parts
-(smp-wire §4.2, §4.3; simplexmq src/Simplex/Messaging/Crypto/ShortLink.hs).
+(DIV-8, DIV-13; simplexmq Crypto/ShortLink.hs:41-125).
 
 A link's fixed data (``FixedLinkData``: the agent's version range, the root key, the
 connection request) is hashed to the link key, ``SHA3-256(fixedData)``. A contact link derives
@@ -29,10 +29,10 @@ from smpref.crypto.primitives import (
 from smpref.errors import BlockError, CryptoError
 from smpref.wire.blocks import pad, unpad
 
-#: the padded sizes of the fixed and the user part (smp-wire §4.3)
+#: the padded sizes of the fixed and the user part (simplexmq Crypto/ShortLink.hs:41-45)
 FIXED_PADDED: Final = 2008
 USER_PADDED: Final = 13784
-#: the HKDF info strings of the two kinds of link (smp-wire §4.2)
+#: the HKDF info strings of the two kinds of link (simplexmq Crypto/ShortLink.hs:47-53)
 CONTACT_INFO: Final = b"SimpleXContactLink"
 INVITATION_INFO: Final = b"SimpleXInvLink"
 

@@ -1,4 +1,4 @@
-"""The sealing of private message routing, each hop (smp-wire §3.11; DEP-14, DEP-15).
+"""The sealing of private message routing, each hop (DEP-14, DEP-15).
 
 A client that routes privately reaches a queue's server (the relay) through its own server
 (the proxy). Four hops, each a NaCl ``crypto_box`` keyed by an X25519 agreement (the box key
@@ -15,8 +15,9 @@ of :func:`~smpref.crypto.primitives.box_key`):
 * relay to client, inside RRES and then ``PRES``: the answer as a one-transmission batch
   padded to :data:`PROXIED_PADDED` bytes, boxed as the PFWD was, with its nonce reversed.
 
-Deployed code reverses the nonce's bytes (``reverseNonce``); its comments and
-protocol/simplex-messaging.md say "corrId + 1", which the code does not do (smp-wire §8).
+Deployed code reverses the nonce's bytes (``reverseNonce``, simplexmq Crypto.hs:1409-1410,
+Server.hs:2005-2008); its comments (Protocol.hs:579) and protocol/simplex-messaging.md
+(:972-989) say "corrId + 1", which the code does not do.
 Every function here is pure: the caller draws keys and nonces.
 """
 

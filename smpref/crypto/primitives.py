@@ -2,7 +2,7 @@
 
 Nothing here implements a primitive; each function names the library call it wraps. Two are
 not wrapped by PyNaCl and are reached in the libsodium copy PyNaCl ships:
-``crypto_core_hsalsa20`` (deployed SMP's "secret_box" is prekeyed with it, smp-wire §1.4) and
+``crypto_core_hsalsa20`` (deployed SMP's "secret_box" is prekeyed with it, LINK-4) and
 nothing else. Randomness is never drawn here: callers pass nonces and ephemeral keys, so the
 model stays deterministic.
 """

@@ -41,7 +41,7 @@ def verify_signed_session_key(der: bytes, tls_public: TlsPublicKey) -> bytes:
     """The X25519 session key in ``der`` if the TLS key signed it.
 
     ``tls_public`` is a raw Ed25519 key or a ``cryptography`` Ed25519/Ed448 public key
-    (deployed servers default to Ed448 certificates, smp-wire §2.3).
+    (deployed servers' certificates are Ed25519 or Ed448, TRANS-13).
 
     Raises:
         CryptoError: the layout is not the key's, or the signature does not verify.

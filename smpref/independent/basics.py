@@ -1,5 +1,5 @@
 """Primitives of the second implementation: HKDF, X25519 and padding, from their RFCs and
-smp-wire §1.4, over the standard library and pyca/cryptography."""
+ENC-1, over the standard library and pyca/cryptography."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def x25519(secret: bytes, public: bytes) -> bytes:
 
 
 def unpad(padded: bytes) -> bytes | None:
-    """``Word16 len || content || padding`` (smp-wire §1.4): the content, or None when the
+    """``Word16 len || content || padding`` (ENC-1): the content, or None when the
     length does not fit."""
     if len(padded) < 2 or int.from_bytes(padded[:2], "big") > len(padded) - 2:
         return None

@@ -1,5 +1,6 @@
-"""The LINK response opened again, from LINK-9 and LINK-10 and smp-wire §4.4: the link
-reader's side, written with this package's XSalsa20 and pyca's X25519."""
+"""The LINK response opened again, from LINK-9 and LINK-10 and deployed's ``cbNonce``
+(simplexmq Crypto.hs:1395-1401): the link reader's side, written with this package's
+XSalsa20 and pyca's X25519."""
 
 from __future__ import annotations
 

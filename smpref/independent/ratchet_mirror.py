@@ -1,5 +1,5 @@
 """The queue ratchet's recipient side and the MSG body, written again from
-spec/queue-encryption.md (QENC-5..8) and smp-wire §3.10 with the standard library,
+spec/queue-encryption.md (QENC-5..8) and DEP-7 with the standard library,
 pyca/cryptography and this package's XSalsa20: the second implementation the vectors and the
 state machines open records with."""
 

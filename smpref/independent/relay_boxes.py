@@ -1,6 +1,6 @@
-"""Private message routing's encryption written again from DEP-14 and smp-wire §3.11: the
-proxy's and the client's sides of RFWD and RRES, for the state machine that routes through the
-model (:mod:`smpref.testing.deployed_link_machine`).
+"""Private message routing's encryption written again from DEP-14 and simplexmq
+Client.hs:1157-1230: the proxy's and the client's sides of RFWD and RRES, for the state machine
+that routes through the model (:mod:`smpref.testing.deployed_link_machine`).
 
 Keys are X25519 (pyca) through HSalsa20 (this package), as crypto_box derives them; the nonces
 are this module's reading of the spec: RFWD's corrId for the proxy's part, the client's corrId

@@ -20,7 +20,8 @@ from smpref.wire.messages import (
     RecordKind,
 )
 
-#: MSG bodies are padded to this before sealing, as deployed (smp-wire §3.10, QENC-7)
+#: MSG bodies are padded to this before sealing, as deployed (DEP-7, QENC-7; simplexmq
+#: Protocol.hs:310-313)
 PADDED_RCV_MESSAGE = 16106
 NMSG_PADDED = 128
 
@@ -50,7 +51,7 @@ def deliver_first(server: ServerState, session: Session, queue: QueueRecord, cor
     if not records:
         return None
     first = records[0]
-    # deployed SMP has no last-message marker (smp-wire §3.8, DEP-4)
+    # deployed SMP has no last-message marker (DEP-4; simplexmq Protocol.hs:884-892)
     last = queue.suspended and len(records) == 1 and queue.dialect is Dialect.SEED
     server.observe("deliver.last" if last else "deliver", ("ROT-4",) if last else ("MSG-2",))
     session.delivered[queue.recipient_id] = first.msg_id

@@ -144,7 +144,7 @@ def _new(step: Step[NEW | DeployedNEW]) -> list[Outgoing]:
 
 def ids_at(version: int | None, ids: IDS) -> IDS:
     """IDS as a session at ``version`` is told it (None: the current layout), as deployed's
-    server reports it (smp-wire §3.7, DEP-12): below 15 no mode and no link ID, but from 9 to
+    server reports it (DEP-12): below 15 no mode and no link ID, but from 9 to
     14 whether the sender can secure the queue (a messaging queue); below 16 no service ID,
     below 17 no notifier credentials (a NEW below 17 cannot ask for them)."""
     if version is None:
@@ -171,7 +171,7 @@ def secure(server: ServerState, queue: QueueRecord, key: PublicKey, *, by_lget: 
         return queue
     link = queue.link
     # a deployed queue keeps an invitation's link data until the first SEND, however it was
-    # secured (smp-wire §3.8, DEP-5)
+    # secured (DEP-5; simplexmq Server.hs:1861-1862)
     pending = by_lget or queue.dialect is Dialect.DEPLOYED
     if link is not None and queue.mode is ConnectionMode.Invitation:
         server.observe("link.drop-pending" if pending else "link.dropped", _link_rule(queue))
@@ -357,7 +357,7 @@ def _off(step: Step[OFF]) -> list[Outgoing]:
     server, queue = step.server, step.found()
     if queue.status is not QueueStatus.SUSPENDED:
         server.store.put(replace(queue, status=QueueStatus.SUSPENDED))
-    if queue.dialect is Dialect.DEPLOYED:  # deployed OFF answers OK (smp-wire §3.8, DEP-4)
+    if queue.dialect is Dialect.DEPLOYED:  # deployed OFF answers OK (DEP-4)
         return [answer(step, OK())]
     count = len(server.store.records(queue.recipient_id))
     return [answer(step, COUNT(remaining=count))]

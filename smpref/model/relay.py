@@ -1,5 +1,5 @@
 """What the relay does with RFWD: open it, serve the transmission inside, seal the answer
-(DEP-14; smp-wire §3.11).
+(DEP-14; simplexmq Server.hs:1974-2008).
 
 A proxy's connection to this server gave its X25519 key in its hello; with this server's key
 of that connection it makes the secret that RFWD and RRES are sealed with. Inside RFWD is a

@@ -264,7 +264,7 @@ RULES: tuple[Rule, ...] = (
          credentials=SIGNED),
     Rule("SEND.unsigned-to-secured", "SEND", "AUTH", ("MSG-1",), security=SECURED,
          credentials=NOT_VALID),
-    # the size before the status, as deployed checks it (smp-wire §3.8, Server.hs)
+    # the size before the status, as deployed checks it (MSG-5; simplexmq Server.hs:1842-1856)
     Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),
          guard=Guard.BODY_TOO_LARGE),
     Rule("SEND.suspended", "SEND", "AUTH", ("ROT-3",), status=SUSPENDED),
@@ -292,7 +292,7 @@ RULES: tuple[Rule, ...] = (
     _accept("PING", "CMD-22"),
 
     # --- deployed SMP only (spec/deployed.md): keyed by class, as the tags NEW, LSET and LGET
-    # --- name other commands in the seed design. Deployed's own order (smp-wire §3.7-3.8).
+    # --- name other commands in the seed design. Deployed's own order (DEP-3 to DEP-6).
     Rule("DeployedNEW.not-authorized", "DeployedNEW", "AUTH", ("AUTH-1", "DEP-3"),
          credentials=NOT_VALID),
     Rule("DeployedNEW.wrong-password", "DeployedNEW", "AUTH", ("DEP-3",),
@@ -336,7 +336,7 @@ RULES: tuple[Rule, ...] = (
              guard=Guard.LOW_ORDER_NTF_KEY),
         _accept("DeployedNKEY", "DEP-6")),
 
-    # --- private message routing (DEP-14, DEP-15; smp-wire §3.11). The model is the relay;
+    # --- private message routing (DEP-14, DEP-15). The model is the relay;
     # --- as a proxy it is a deployed server that allows no proxying (allowSMPProxy off):
     # --- `smpref serve` proxies in its listener, around the model.
     Rule("DeployedPRXY.no-proxy", "DeployedPRXY", "PROXY BASIC_AUTH", ("DEP-15",),

@@ -87,7 +87,7 @@ class Server(ServerState):
         except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)
             return [self._error(session_id, b"", b"", "BLOCK")]
         if sent_session is not None and sent_session != session_id:
-            # below version 7 the transmission names its session (smp-wire §3.2)
+            # below version 7 the transmission names its session (DEP-11)
             return [self._error(session_id, tx.corr_id, b"", "SESSION")]
         if tx.service_signature is not None:  # AUTH-4
             return [self._error(session_id, tx.corr_id, tx.entity_id, "SERVICE")]

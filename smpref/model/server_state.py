@@ -129,7 +129,7 @@ class ServerState(abc.ABC):
 
     def delete_queue(self, queue: QueueRecord, except_session: bytes | None) -> list[Outgoing]:
         """DEL and expiry: remove the queue; other subscribers get END (MSG-8), or DELD for a
-        deployed queue (smp-wire §3.8, DEP-4)."""
+        deployed queue (DEP-4; simplexmq Server.hs:2045-2064)."""
         out = []
         rid = queue.recipient_id
         for sessions in (self.subscribers, self.notifier_subscribers):

@@ -69,5 +69,5 @@ class Session:
 
     @property
     def signing_id(self) -> bytes:
-        """The session ID that authorized bytes begin with (smp-wire §3.3)."""
+        """The session ID that authorized bytes begin with (TRANS-6)."""
         return self.session_id if self.signed_as is None else self.signed_as

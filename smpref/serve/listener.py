@@ -209,7 +209,7 @@ class Connection:
         return len(self.outbox) + self.in_engine
 
     async def write_loop(self) -> None:
-        """Send whatever is queued, batched into as few blocks as fit (smp-wire §3.1)."""
+        """Send whatever is queued, batched into as few blocks as fit (TRANS-3)."""
         try:
             while True:
                 await self.wakeup.wait()

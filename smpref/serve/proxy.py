@@ -1,4 +1,4 @@
-"""The server as a proxy of private message routing: PRXY and PFWD (DEP-15; smp-wire §3.11).
+"""The server as a proxy of private message routing: PRXY and PFWD (DEP-15).
 
 The model decides everything about a PRXY or PFWD that does not need the network (its
 transmission, credentials, the server password) and answers an accepted one with a

@@ -162,7 +162,7 @@ class Network:
 
     def _open_independently(self, agent: Agent, server: bytes, reply: Reply) -> str:
         """Open a MSG for a queue ``agent`` owns with the second implementation
-        (smpref.independent, written from QENC-5..8 and smp-wire §3.10): the body must open
+        (smpref.independent, written from QENC-5..8 and DEP-7): the body must open
         and read as the spec lays it out, and the record goes to a ratchet mirror of its own.
         Its verdict ("valid", "acceptable", "invalid"), or "" when there is nothing to open
         (not a MSG, a queue the agent no longer owns, a record opened before). A mistake

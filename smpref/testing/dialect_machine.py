@@ -81,7 +81,7 @@ DIALECT_CONFIG = ServerConfig(quota=3, message_ttl_seconds=2 * DAY,
                               unsecured_invitation_days=10_000, contact_days=10_000,
                               ratchet_update_interval=1_000_000)
 SESSIONS = 3
-#: below this version a transmission names its session (smp-wire §3.2)
+#: below this version a transmission names its session (DEP-11)
 SESSION_IN_TRANSMISSION = 7
 #: commands inside a transmission that decodes, and the error each is (AUTH-2): an unknown
 #: tag, and known tags with fields that do not parse
@@ -259,8 +259,8 @@ class DialectMachine(RuleBasedStateMachine):
 
     def open_independently(self, side: Side, q: int, message: MSG
                            ) -> tuple[bool, bool, bytes | None] | None:
-        """Open a MSG with the second implementation (smpref.independent, from smp-wire
-        §3.10, DEP-7 and QENC-5..8): (quota marker, notification flag, body or record
+        """Open a MSG with the second implementation (smpref.independent, from DEP-7
+        and QENC-5..8): (quota marker, notification flag, body or record
         plaintext); None for a seed record opened before (the mirror takes each once). A
         record smpref's client opens but this cannot is a mistake both of smpref's sides
         share."""
@@ -528,8 +528,8 @@ class DialectMachine(RuleBasedStateMachine):
         v is not None and v < SESSION_IN_TRANSMISSION for v in self.versions))
     @rule(data=st.data(), lower=st.booleans())
     def another_session(self, data: st.DataObject, lower: bool) -> None:
-        """Below version 7 a transmission names its session (spec/deployed.md, smp-wire
-        §3.2): a deployed session receiving one that names another, sorting below or above
+        """Below version 7 a transmission names its session (spec/deployed.md, DEP-11): a
+        deployed session receiving one that names another, sorting below or above
         its own, answers ``ERR SESSION`` and does nothing else."""
         s = data.draw(st.sampled_from([i for i, v in enumerate(self.versions)
                                        if v is not None and v < SESSION_IN_TRANSMISSION]))

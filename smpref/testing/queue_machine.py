@@ -546,7 +546,7 @@ class QueueMachine(RuleBasedStateMachine):
     def _open_independently(self, where: str, handle: QueueHandle,  # noqa: PLR0917
                             msg: MSG, rec: Rec, last: bool, again: bool) -> None:
         """Open the MSG with the second implementation (smpref.independent), written from
-        QENC-5..8 and smp-wire §3.10: the body with XSalsa20 through its own HSalsa20, the
+        QENC-5..8 and DEP-7: the body with XSalsa20 through its own HSalsa20, the
         record with its own ratchet mirror. A record that smpref's owner opens but this
         cannot is a mistake both of smpref's sides share (say, the same wrong associated
         data)."""

@@ -1,4 +1,4 @@
-"""SMP server addresses and SMP queue URIs, as deployed (smp-wire §1.2, §4.5).
+"""SMP server addresses and SMP queue URIs, as deployed (URI-1, URI-4).
 
 Server address (URI-1)::
 
@@ -111,7 +111,7 @@ class ServerAddress:
 
 @dataclass(frozen=True, slots=True)
 class QueueUri:
-    """An SMP queue URI: where a sender reaches a queue (smp-wire §4.5)."""
+    """An SMP queue URI: where a sender reaches a queue (URI-4)."""
 
     server: ServerAddress
     sender_id: bytes

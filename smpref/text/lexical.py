@@ -1,7 +1,8 @@
 """Text encodings shared by addresses and links: base64url and host names.
 
-Decoding is strict about the alphabet and lenient about padding (as deployed, smp-wire §1.2):
-``=`` padding (also percent-encoded as ``%3D``) may be present or absent.
+Decoding is strict about the alphabet and lenient about padding (as deployed, simplexmq
+Encoding/String.hs:84-88): ``=`` padding (also percent-encoded as ``%3D``) may be present or
+absent.
 """
 
 from __future__ import annotations

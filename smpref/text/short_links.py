@@ -28,7 +28,7 @@ KIND = "short link"
 #: the port a link means when it names none: the https port the link opens in a browser (SLINK-6)
 DEFAULT_LINK_PORT = 443
 
-# Link types of deployed SimpleX short links that seed 004 does not define (smp-wire §4.6).
+# Link types of deployed SimpleX short links that seed 004 does not define (SLINK-9, DIV-1).
 _DEPLOYED_TYPES = {"a": "contact address", "g": "group", "r": "relay"}
 
 

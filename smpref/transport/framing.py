@@ -13,7 +13,8 @@ from smpref.crypto.block_chain import BlockChain, chain_keys
 from smpref.errors import BlockError
 from smpref.wire.blocks import BLOCK_PAYLOAD, BLOCK_SIZE, batch_contents, decode_batch, pad, unpad
 
-#: room for transmissions in an encrypted block: 16 tag, 2 pad length, 1 count (smp-wire §3.1)
+#: room for transmissions in an encrypted block: 16 tag, 2 pad length, 1 count (TRANS-3;
+#: simplexmq Protocol.hs:2154-2155)
 ENCRYPTED_PAYLOAD: Final = BLOCK_SIZE - 19
 
 

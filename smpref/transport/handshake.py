@@ -1,4 +1,4 @@
-"""The SMP handshake as sans-IO objects, both sides (smp-wire §2.5; TRANS-9, TRANS-10, TRANS-11).
+"""The SMP handshake as sans-IO objects, both sides (TRANS-9, TRANS-10, TRANS-11).
 
 The server sends its hello first: its version range, the session ID, its chain and a fresh
 X25519 key signed by its TLS key. The client checks the chain against the keyHash of the
@@ -114,7 +114,7 @@ def identity_reason(sent: bytes, expected: bytes, *, certificates: bool) -> str:
     """Why a client hello's key hash is refused, in words an implementer can act on."""
     reason = (f"TRANS-9: the client's key hash {_b64(sent)} is not this server's "
               f"{_b64(expected)}, the SHA-256 of its identity certificate (the second of the "
-              "chain, smp-wire §2.3)")
+              "chain, TRANS-1)")
     if len(sent) != len(expected):
         reason += f"; it has {len(sent)} bytes, not 32"
     if not certificates:
@@ -128,11 +128,11 @@ def version_reason(version: int, low: int, high: int) -> str:
     reason = f"TRANS-11: the client picked version {version}; this connection offers {low}-{high}"
     if (low, high) == (6, 6):
         return reason + " (no ALPN: offer ALPN smp/1 for deployed's 6-18, DEP-11, DEP-12)"
-    return reason + " (a client sends the highest version both ends support, smp-wire §2.6)"
+    return reason + " (a client sends the highest version both ends support, CLNT-3)"
 
 
 def _layout_hint(version: int | None) -> str:
-    """What the client hello holds at a version (smp-wire §2.5)."""
+    """What the client hello holds at a version (CLNT-4)."""
     if version is None:
         return ""
     parts = ["Word16 version", "ss(keyHash)"]
@@ -208,7 +208,7 @@ class ClientHandshake:
         self.connected = Connected(negotiated, (hello.min_version, hello.max_version),
                                    server_public, hello.certificates, hello.signed_key,
                                    box_key(server_public, secret))
-        # the key goes in the hello from version 7, and encrypts blocks from 11 (smp-wire §2.4)
+        # the key goes in the hello from version 7, and encrypts blocks from 11 (TRANS-10)
         if negotiated.version >= BLOCK_ENCRYPTION_VERSION and not self.proxy:
             self.block_secret = x25519(secret, server_public)
         return ClientHello(negotiated.version, self.key_hash, x25519_public(secret),

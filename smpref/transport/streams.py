@@ -1,7 +1,7 @@
 """Blocks and the handshake over asyncio streams: the transport's only I/O.
 
 :class:`BlockStream` reads exactly 16384 bytes per block (a short read is the end of the
-connection, smp-wire §2.4) and writes what :class:`~smpref.transport.framing.Framing` encodes.
+connection, TRANS-2) and writes what :class:`~smpref.transport.framing.Framing` encodes.
 :func:`accept` and :func:`connect` run the sans-IO handshake of
 :mod:`smpref.transport.handshake` over a stream and switch it to encrypted blocks.
 """
@@ -55,7 +55,7 @@ class BlockStream:
         return self.framing.decode(await self.read_block())
 
     async def read_handshake(self) -> bytes:
-        """The content of an unencrypted handshake block (smp-wire §2.5)."""
+        """The content of an unencrypted handshake block (TRANS-9)."""
         return unpad(await self.read_block())
 
     async def write_handshake(self, content: bytes) -> None:

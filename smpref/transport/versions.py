@@ -10,9 +10,9 @@ One port serves two protocols, told apart by TLS ALPN before a single SMP byte i
   :data:`DEPLOYED_VERSIONS` and answers with deployed semantics and encodings (the deployed
   profile of the model), never a seed-specific one.
 
-Deployed SMP already picks its advertised range by ALPN (smp-wire §2.2); a second token fits
-that mechanism and leaves deployed's own version numbers alone: under ``smp/1`` the server
-advertises and serves deployed's whole range, 6 to 18, each version in its own layouts
+Deployed SMP already picks its advertised range by ALPN (simplexmq Transport.hs:760); a second
+token fits that mechanism and leaves deployed's own version numbers alone: under ``smp/1`` the
+server advertises and serves deployed's whole range, 6 to 18, each version in its own layouts
 (DEP-12), and the seed version lives under another token, so no number smpref advertises can
 later be given another meaning by deployed SMP. The seed version keeps a number far from
 deployed's (1000) so that a log line or a report naming a version is unambiguous even without
@@ -31,24 +31,24 @@ from smpref.errors import VersionError
 from smpref.wire import version_history
 from smpref.wire.dialects import Dialect
 
-#: the ALPN of deployed SMP (smp-wire §2.2)
+#: the ALPN of deployed SMP (simplexmq Transport.hs:261-262)
 SMP_ALPN: Final = "smp/1"
 #: the ALPN of the seed design as smpref specifies it (TRANS-11)
 SEED_ALPN: Final = "smpref-seed/1"
 #: the version at which the seed design is spoken, under SEED_ALPN only
 SMPREF_VERSION: Final = 1000
 #: the deployed versions smpref serves and its client speaks byte for byte: all of deployed's
-#: range, 6 to 18 (smp-wire §2.6, §2.8; DEP-12)
+#: range, 6 to 18 (DEP-12; simplexmq Transport.hs:252-253)
 DEPLOYED_VERSIONS: Final = version_history.DEPLOYED
 #: the version a client without ALPN is offered, alone, as deployed servers offer it
 LEGACY_VERSION: Final = version_history.OLDEST
-#: from this version blocks are encrypted when the client sends a key (smp-wire §2.4)
+#: from this version blocks are encrypted when the client sends a key (TRANS-10)
 BLOCK_ENCRYPTION_VERSION: Final = version_history.BLOCK_ENCRYPTION
 
 
 def advertised(dialect: Dialect, alpn: str | None = SMP_ALPN) -> tuple[int, int]:
     """The version range a server advertises in a dialect; deployed SMP without ALPN gets
-    version 6 alone, as deployed servers give it (smp-wire §2.2, DEP-11)."""
+    version 6 alone, as deployed servers give it (DEP-11; simplexmq Transport.hs:249-250, 760)."""
     if dialect is Dialect.SEED:
         return SMPREF_VERSION, SMPREF_VERSION
     if alpn is None:

@@ -1,4 +1,4 @@
-"""Padding and transport blocks (smp-wire §1.4, §2.4, §3.1; TRANS-2, TRANS-3).
+"""Padding and transport blocks (ENC-1, TRANS-2, TRANS-3).
 
 A block is ``pad(count(1) 1*Large(transmission), 16384)`` where ``pad`` is
 ``Word16 length || content || '#'...``. Encrypted blocks (:mod:`smpref.crypto.block_chain`) pad
@@ -19,7 +19,7 @@ PAD_BYTE: Final = b"#"
 
 
 def pad(content: bytes, size: int = BLOCK_SIZE) -> bytes:
-    """``Word16 len || content || '#' * (size - len - 2)`` (smp-wire §1.4)."""
+    """``Word16 len || content || '#' * (size - len - 2)`` (ENC-1)."""
     if len(content) > min(size - 2, 0xFFFF):
         raise BlockError(f"{len(content)} bytes do not fit a padded block of {size}")
     w = Writer()
@@ -94,7 +94,7 @@ def decode_block(block: bytes) -> list[bytes]:
 
 def batch_transmissions(transmissions: list[bytes], payload: int = BLOCK_PAYLOAD
                         ) -> list[bytes]:
-    """Pack encoded transmissions into as few blocks as fit, in order (smp-wire §3.1).
+    """Pack encoded transmissions into as few blocks as fit, in order (TRANS-3).
 
     ``payload`` is the room for length-prefixed transmissions in one block: 16381 for a padded
     block, 16365 for an encrypted one (:mod:`smpref.transport.framing`). The blocks returned

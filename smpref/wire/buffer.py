@@ -1,4 +1,4 @@
-"""Binary primitives of SMP (smp-wire §1.1): a strict :class:`Reader` and its pair, the
+"""Binary primitives of SMP (ENC-1): a strict :class:`Reader` and its pair, the
 :class:`Writer`. Every byte layout in smpref is written with these two and nothing else.
 
 Reading is strict: a short read, a bad Bool or Maybe byte, or (via :func:`Reader.finish`)
@@ -141,7 +141,7 @@ class Reader:
 
 class Writer(bytearray):
     """An output buffer with SMP's primitives, the pair of :class:`Reader`: every method writes
-    one primitive of smp-wire §1.1, so no caller writes a length, a tag byte or a separator by
+    one primitive of ENC-1, so no caller writes a length, a tag byte or a separator by
     hand. It is a ``bytearray``: ``bytes(writer)`` is the encoding.
 
     Methods return nothing; an encoder that cannot write a value (a ShortString over 255 bytes)

@@ -1,4 +1,4 @@
-"""Layouts of deployed SMP that the seed design replaces, written once (smp-wire §3.10).
+"""Layouts of deployed SMP that the seed design replaces, written once (DEP-7).
 
 The body a deployed server seals into MSG is ``Int64 ts || flags || ' ' || body``, or
 ``"QUOTA " || Int64 ts`` for the quota marker; smpref's servers deliver a ``RcvMessage`` with a

@@ -1,4 +1,4 @@
-"""The handshake's byte layouts (smp-wire §2.3, §2.5; TRANS-1, TRANS-9), without cryptography.
+"""The handshake's byte layouts (TRANS-1, TRANS-9), without cryptography.
 
 * The server's hello: ``Word16 min || Word16 max || ss(sessionId)`` and, from version 7,
   ``count(1) 1*Large(certificate DER) Large(signed session key DER)``.
@@ -23,7 +23,7 @@ from smpref.wire import version_history
 from smpref.wire.buffer import Reader, Writer, encode
 from smpref.wire.keys import DH_ALGORITHMS, KeyAlgorithm, PublicKey
 
-#: versions from which the hello carries more (smp-wire §2.5)
+#: versions from which the hello carries more (DEP-12; simplexmq Transport.hs:592-604, 625-629)
 CERTIFICATES_VERSION: Final = version_history.IMPLIED_SESSION
 PROXY_FLAG_VERSION: Final = version_history.PROXY_FLAG
 SERVICE_VERSION: Final = version_history.SERVICES

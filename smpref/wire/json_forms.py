@@ -76,7 +76,7 @@ def transmission_from_json(data: Json) -> bytes:
     except WireError as exc:
         raise exc.within("message") from None
     service = data.get("serviceSignature")
-    # a transmission that names its session ID is in version 6's layout (smp-wire §3.2)
+    # a transmission that names its session ID is in version 6's layout (DEP-11)
     session = _hex_field(data, "sessionId") if "sessionId" in data else None
     return Transmission(
         authorization=_hex_field(data, "authorization"),

@@ -1,4 +1,4 @@
-"""Public keys as SMP carries them: X.509 SubjectPublicKeyInfo DER (smp-wire §1.3).
+"""Public keys as SMP carries them: X.509 SubjectPublicKeyInfo DER (ENC-5).
 
 Only the four key types SMP uses exist here; each has a fixed 12-byte DER prefix followed by
 the raw key. Decoding checks prefix and length exactly, so two encodings of one key cannot

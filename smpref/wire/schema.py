@@ -341,7 +341,7 @@ def encode_message(message: Message, version: int | None = None) -> bytes:
 
     Below a response's first version its ``older`` response is sent instead (deployed SOK is
     OK below 16, DELD is END below 10), and so is an error variant's (BLOCKED is AUTH below
-    12), as deployed servers encode them (smp-wire §3.6, §3.9).
+    12), as deployed servers encode them (DEP-12; simplexmq Protocol.hs:1835-1859).
 
     Raises:
         BadValueError: the message has a value in a field that layout does not have.
@@ -365,7 +365,7 @@ def encode_message(message: Message, version: int | None = None) -> bytes:
         if older:
             return encode_message(messages.ERR(error=parse_error(older)), version)
         if isinstance(message.error, messages.ErrorType.BLOCKED) and version < CLIENT_NOTICES:
-            # a blocked queue's client notice exists from 18: dropped below (smp-wire §3.9)
+            # BLOCKED's client notice exists from 18, dropped below (simplexmq Protocol.hs:1858)
             reason = message.error.info.text.split(",notice=", 1)[0]
             return codec.encode(messages.ERR(error=messages.ErrorType.BLOCKED(
                 info=messages.BlockingInfo(text=reason))))

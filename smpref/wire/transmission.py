@@ -1,4 +1,4 @@
-"""Transmissions (smp-wire §3.2-3.4): the envelope of every command and response.
+"""Transmissions (TRANS-4 to TRANS-7): the envelope of every command and response.
 
 A transmission is ``ss(authorization) [serviceSig] [ss(sessionId)] ss(corrId) ss(entityId)
 command`` (TRANS-4). From version 16 (and in the seed design) a non-empty authorization is
@@ -28,7 +28,7 @@ from smpref.wire.schema import decode_message
 from smpref.wire.structs import Message
 from smpref.wire.version_history import IMPLIED_SESSION, SERVICES
 
-#: lengths by which an authorization is told apart (smp-wire §3.2)
+#: lengths by which an authorization is told apart (TRANS-5; simplexmq Protocol.hs:518-522)
 AUTH_LENGTHS: Final = {64: "Ed25519 signature", 114: "Ed448 signature", 80: "X25519 authenticator"}
 
 
@@ -76,7 +76,7 @@ class Transmission:
 
     def encode(self, version: int | None = None, session_id: bytes | None = None) -> bytes:
         """The transmission in its layout at ``version`` (None: the current one, v16+), below
-        version 7 with ``session_id`` (it names its session there, smp-wire §3.2).
+        version 7 with ``session_id`` (it names its session there, DEP-11).
 
         Raises:
             BadValueError: the layout cannot carry it: below version 7 it needs the session
@@ -150,13 +150,13 @@ class Transmission:
         return cls(auth, corr_id, entity_id, r.rest(), service_sig), session
 
     def authorized_bytes(self, session_id: bytes) -> bytes:
-        """The bytes a signature or authenticator covers (smp-wire §3.3)."""
+        """The bytes a signature or authenticator covers (TRANS-6)."""
         return authorized_bytes(session_id, self.corr_id, self.entity_id, self.command)
 
 
 def transmission_at(version: int | None, session_id: bytes, tx: Transmission) -> bytes:
     """The bytes of ``tx`` on a session at ``version`` (None: the current layout): the
-    session ID goes in only below 7 (smp-wire §3.2).
+    session ID goes in only below 7 (DEP-12; simplexmq Transport.hs:884).
 
     Raises:
         BadValueError: as :meth:`Transmission.encode`.
@@ -167,7 +167,7 @@ def transmission_at(version: int | None, session_id: bytes, tx: Transmission) ->
 
 
 def _write_session(w: Writer, version: int | None, session_id: bytes | None) -> None:
-    """The session ID: sent below version 7, implied from 7 (smp-wire §3.2)."""
+    """The session ID: sent below version 7, implied from 7 (DEP-12)."""
     if version is not None and version < IMPLIED_SESSION:
         if session_id is None:
             raise BadValueError(f"a transmission at version {version} carries the session ID",
@@ -181,7 +181,7 @@ def _write_session(w: Writer, version: int | None, session_id: bytes | None) -> 
 
 
 def authorized_bytes(session_id: bytes, corr_id: bytes, entity_id: bytes, command: bytes) -> bytes:
-    """``ss(sessionId) || ss(corrId) || ss(entityId) || command`` (smp-wire §3.3)."""
+    """``ss(sessionId) || ss(corrId) || ss(entityId) || command`` (TRANS-6)."""
     if max(len(session_id), len(corr_id), len(entity_id)) > 255:
         raise BadValueError("session, correlation and entity IDs are at most 255 bytes")
     w = Writer()
@@ -193,7 +193,7 @@ def authorized_bytes(session_id: bytes, corr_id: bytes, entity_id: bytes, comman
 
 
 def check_credentials(definition: MessageDef, tx: Transmission, message: Message) -> None:
-    """Apply a message's credential rule (smp-wire §3.4) before any key is verified.
+    """Apply a message's credential rule (TRANS-7) before any key is verified.
 
     Raises:
         CredentialError: with ``smp_error`` "CMD NO_AUTH", "CMD HAS_AUTH" or "CMD NO_ENTITY".

@@ -1,4 +1,4 @@
-"""Deployed SMP's versions and what each one changed on the wire (smp-wire §2.8, §2.9).
+"""Deployed SMP's versions and what each one changed on the wire (simplexmq Transport.hs:155-219).
 
 One table, so that every layer asks the same question the same way ("does this version have
 X?") and the answer comes from one line. Command and response layouts by version are not
@@ -51,8 +51,8 @@ DEPLOYED: Final = tuple(range(OLDEST, NEWEST + 1))
 
 def message_limit(current_limit: int, version: int | None) -> int:
     """SEND's largest body at a version: deployed's ``maxMessageLength`` grows by what block
-    encryption (11) and proxying (8) took from the block below them (smp-wire §2.9); ``None``
-    is a current version."""
+    encryption (11) and proxying (8) took from the block below them (simplexmq
+    Protocol.hs:300-304); ``None`` is a current version."""
     if version is None or version >= BLOCK_ENCRYPTION:
         return current_limit
     return current_limit + (16 if version >= PROXY else 40)

@@ -71,8 +71,7 @@ def expected(message: Command, *, entity: bytes, authorized: bool, queue: QueueV
     ``version`` (a deployed one, or None)."""
     definition = message.DEF
     if queue is not None and version is not None and version < 9:
-        # a queue created below 9 has no mode: the sender cannot secure it (smp-wire §3.7,
-        # DEP-12)
+        # a queue created below 9 has no mode: the sender cannot secure it (DEP-12)
         queue = replace(queue, mode=ConnectionMode.Contact)
     tx = Transmission(bytes(_SIGNATURE) if authorized else b"", b"", entity, message.encode())
     try:
@@ -85,7 +84,7 @@ def expected(message: Command, *, entity: bytes, authorized: bool, queue: QueueV
     tags = tuple(definition.responds)
     if not extended and definition.tag in DEPLOYED_ANSWERS:
         answers: tuple[str, ...] = DEPLOYED_ANSWERS[definition.tag]
-        if version is not None and version < 16:  # SOK from 16 (smp-wire §3.6)
+        if version is not None and version < 16:  # SOK from 16 (DEP-12)
             answers = tuple("OK" if t == "SOK" else t for t in answers)
         tags = (*answers, *(t for t in tags if t == "MSG"))
     return Expected(tags=tags, requirements=rule.requirements)

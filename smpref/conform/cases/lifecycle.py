@@ -50,9 +50,9 @@ async def _life_skey(ctx: Context) -> str | None:
     owner, sender = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner)
     k = ctx.key()
-    if ctx.deployed_version is not None and ctx.deployed_version < 9:  # smp-wire §3.7
+    if ctx.deployed_version is not None and ctx.deployed_version < 9:  # DEP-12
         # NEW below 9 cannot say the queue is a messaging queue: it has no mode, and a
-        # sender cannot secure it (smp-wire §3.7, §3.8; DEP-12)
+        # sender cannot secure it (DEP-12)
         ctx.expect(await ctx.request(sender, SKEY(sender_key=k.public), q.sid, k),
                    error="AUTH", step=f"SKEY on a queue created at version {ctx.version}")
         return f"version {ctx.version}: a queue has no mode, SKEY gets AUTH"

@@ -17,7 +17,7 @@ case = group.case
 
 
 def _limit(version: int | None) -> int:
-    """SEND's largest body at a deployed version, from smp-wire §2.9 (``maxMessageLength``:
+    """SEND's largest body at a deployed version, from DEP-12 (``maxMessageLength``:
     16088 below 8, 16064 from 8, 16048 from 11), written here apart from the server's table;
     the seed design's is 16048 (MSG-5)."""
     if version is None or version >= 11:

@@ -97,12 +97,13 @@ async def _closes(ctx: Context, c: SmpClient, block: bytes, what: str, *,
     """The server must reject the block and execute nothing from it (TRANS-3).
 
     smpref closes the connection (TRANS-15). A deployed server may instead answer ``ERR
-    BLOCK`` and go on (smp-wire §3.9: undecodable transmissions get an error); at a deployed
-    version both are accepted. Either way a PONG for a PING inside the block fails the case.
+    BLOCK`` and go on (DEP-9; undecodable transmissions get an error, simplexmq
+    Protocol.hs:2240-2251); at a deployed version both are accepted. Either way a PONG for a
+    PING inside the block fails the case.
 
     After ``ERR BLOCK`` the same connection must still answer a PING, unless ``chains_match``
     is False: a block that does not decrypt was not made with the client's send chain, and a
-    receiver advances its chain for every block it reads (smp-wire §2.4), so from then on the
+    receiver advances its chain for every block it reads (DEP-9), so from then on the
     two ends' block keys differ and nothing more can be said on that connection. Other
     connections and new ones must be served in every case.
     """

@@ -1,4 +1,4 @@
-"""Private message routing with the server under test as the relay (DEP-14; smp-wire §3.11).
+"""Private message routing with the server under test as the relay (DEP-14).
 
 The runner plays the proxy: it connects as a proxy connects (ALPN ``smp/1``, a hello key, the
 proxy flag, no encrypted blocks), and forwards a client's sealed transmission as ``RFWD``, as a
@@ -59,7 +59,7 @@ class Routed:
         if proxy.negotiated.version < 8:
             await proxy.close()
             raise Fail(f"the server offers deployed SMP up to {proxy.negotiated.version}; a "
-                       "relay needs 8 or later (smp-wire §3.11)")
+                       "relay needs 8 or later (DEP-15)")
         recipient = await SmpClient.connect(ctx.address, timeout=ctx.timeout,
                                             version=proxy.negotiated.version)
         ctx.clients.append(recipient)

@@ -13,9 +13,10 @@ SET = VectorSet(
     name="block",
     algorithm="SMP transport blocks",
     header=("Padding (ENC-1), block content count(1) 1*Large(transmission) (TRANS-3) in a "
-            "padded 16384-byte block (TRANS-2), and the block encryption chain of smp-wire "
-            "2.4 (TRANS-10): chain keys from the session ID and the X25519 secret of the "
-            "session keys, then per block a secretbox of the content padded to 16368 bytes.",),
+            "padded 16384-byte block (TRANS-2), and the block encryption chain of TRANS-10 "
+            "(simplexmq Crypto.hs:1452-1464): chain keys from the session ID and the X25519 "
+            "secret of the session keys, then per block a secretbox of the content padded to "
+            "16368 bytes.",),
     test_fields={"content": "hex", "paddedSize": "int", "padded": "hex",
                  "transmissions": "strings", "block": "hex", "sessionId": "hex",
                  "clientPrivateKey": "hex", "serverPrivateKey": "hex", "ck1": "hex",

@@ -15,24 +15,24 @@ SET = VectorSet(
     name="deployed",
     algorithm="deployed SMP by version",
     header=("Deployed SMP's layouts at the versions a deployed server accepts, each as that "
-            "version's client and server write it (smp-wire §2.8, §3.2, §3.3, §3.6, §3.7; "
-            "simplexmq src/Protocol.hs, spec/deployed-sources.md). TransmissionTest: the "
-            "authorized bytes ss(sessionId) || ss(corrId) || ss(entityId) || command, the "
-            "authorization (Ed25519 over them, or crypto_box(X25519(queue key, server session "
-            "key), cbNonce(corrId), sha512(authorized))) and the transmission: below 7 it "
-            "carries ss(sessionId) after the authorization, from 16 a non-empty authorization "
-            "is followed by '0' (no service signature). NewTest and IdsTest: NEW and IDS in "
-            "the layout of each version where it changes. AnswerTest: a response at a version "
-            "below its own, sent as its older form. ForwardingTest: one command routed "
-            "privately (smp-wire §3.11, DEP-14): the client's transmission, as one batch padded "
-            "to 16226 bytes, sealed with X25519(ephemeralKey, relay session key) and nonce "
-            "corrId (encTransmission); the proxy's FwdTransmission ss(corrId) Word16(version) "
-            "ss(SPKI(ephemeral public key)) encTransmission sealed with X25519(proxyKey, relay "
-            "session key) and nonce rfwdCorrId (encFwdTransmission); the relay's answer, padded "
-            "and sealed like the transmission with corrId's bytes reversed (encResponse), and "
-            "FwdResponse ss(corrId) encResponse sealed like RFWD with rfwdCorrId reversed "
-            "(encFwdResponse). Every seal is crypto_box (XSalsa20-Poly1305 keyed by HSalsa20 of "
-            "the X25519 secret), tag first, no nonce.",),
+            "version's client and server write it (DEP-11, DEP-12; simplexmq "
+            "Protocol.hs:1681-1903, spec/deployed-sources.md). TransmissionTest: the authorized "
+            "bytes ss(sessionId) || ss(corrId) || ss(entityId) || command, the authorization "
+            "(Ed25519 over them, or crypto_box(X25519(queue key, server session key), "
+            "cbNonce(corrId), sha512(authorized))) and the transmission: below 7 it carries "
+            "ss(sessionId) after the authorization, from 16 a non-empty authorization is "
+            "followed by '0' (no service signature). NewTest and IdsTest: NEW and IDS in the "
+            "layout of each version where it changes. AnswerTest: a response at a version below "
+            "its own, sent as its older form. ForwardingTest: one command routed privately "
+            "(DEP-14; simplexmq Server.hs:1974-2008): the client's transmission, as one batch "
+            "padded to 16226 bytes, sealed with X25519(ephemeralKey, relay session key) and "
+            "nonce corrId (encTransmission); the proxy's FwdTransmission ss(corrId) "
+            "Word16(version) ss(SPKI(ephemeral public key)) encTransmission sealed with "
+            "X25519(proxyKey, relay session key) and nonce rfwdCorrId (encFwdTransmission); the "
+            "relay's answer, padded and sealed like the transmission with corrId's bytes "
+            "reversed (encResponse), and FwdResponse ss(corrId) encResponse sealed like RFWD "
+            "with rfwdCorrId reversed (encFwdResponse). Every seal is crypto_box "
+            "(XSalsa20-Poly1305 keyed by HSalsa20 of the X25519 secret), tag first, no nonce.",),
     test_fields={"version": "int", "sessionId": "hex", "corrId": "hex", "entityId": "hex",
                  "command": "hex", "authorized": "hex", "authorization": "hex",
                  "signingKey": "hex", "serverSessionKey": "hex", "queueKey": "hex",
@@ -225,9 +225,9 @@ def _answers() -> list[Json]:
 
 
 def _link_data() -> list[Json]:
-    """Deployed short-link data (smp-wire §4.2-4.3): the fixed data hashed to the link key,
-    the contact link's ID and key or the invitation's key, and both parts signed by the root
-    key, padded and sealed."""
+    """Deployed short-link data (DIV-8, DIV-13; simplexmq Crypto/ShortLink.hs:41-98): the fixed
+    data hashed to the link key, the contact link's ID and key or the invitation's key, and both
+    parts signed by the root key, padded and sealed."""
     from smpref.crypto import deployed_links as links
     from smpref.crypto.primitives import ed25519_public
     from smpref.wire.buffer import Writer

@@ -144,7 +144,7 @@ def groups() -> list[Json]:
     server = []
     for low, high, chain, key in ((6, 6, (), None), (6, 18, (leaf, identity), signed)):
         # from 7 the key hash is the SHA-256 of the chain's second certificate; below, the
-        # hello has no chain and the client takes it from the address (smp-wire §2.3)
+        # hello has no chain and the client takes it from the address (TRANS-1, DEP-11)
         since_v7: dict[str, Any] = {} if key is None else {
             "certificates": [c.hex() for c in chain], "signedKey": key,
             "keyHash": key_hash(identity)}

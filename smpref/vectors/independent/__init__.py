@@ -1,5 +1,5 @@
 """The independent verifier of the vectors: one checker per vector set, sharing only
-:mod:`.common`, a decoder written from smp-wire.md (:mod:`.decoder`) and a pure-Python XSalsa20
+:mod:`.common`, a decoder written from the spec (:mod:`.decoder`) and a pure-Python XSalsa20
 (:mod:`.salsa`). None of it uses smpref's codecs, crypto wrappers or parsers, so a vector that
 passes has been computed twice, along two code paths. Adding a set means adding a
 ``check_<set>.py`` here and naming it in :data:`CHECKS`.

@@ -1,6 +1,6 @@
-"""The independent check of deployed.json: every layout rebuilt from smp-wire §3.2-3.7 by hand,
-every authorization recomputed with pyca/cryptography and the pure-Python XSalsa20 here, none of
-it from spec/commands.smpn or smpref's codecs."""
+"""The independent check of deployed.json: every layout rebuilt by hand from TRANS-4, TRANS-6,
+DEP-11 and DEP-12, every authorization recomputed with pyca/cryptography and the pure-Python
+XSalsa20 here, none of it from spec/commands.smpn or smpref's codecs."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ _X25519_SPKI = bytes.fromhex("302a300506032b656e032100")
 
 
 def _authorization(t: dict[str, Any], authorized: bytes) -> bytes:
-    """The authorization a test's keys give (smp-wire §3.3)."""
+    """The authorization a test's keys give (TRANS-6)."""
     if "Ed25519" in t["flags"]:
         return Ed25519PrivateKey.from_private_bytes(unhex(t, "signingKey")).sign(authorized)
     if "X25519" in t["flags"]:
@@ -50,7 +50,7 @@ def _transmission(t: dict[str, Any]) -> None:
            "the authorization differs")
     sent = ss(authorization)
     if authorization and version >= 16:
-        sent += b"0"  # no service signature (smp-wire §3.2)
+        sent += b"0"  # no service signature (TRANS-4)
     if version < 7:
         sent += ss(session)  # sent below 7, implied from 7
     sent += ss(corr) + ss(entity) + command
@@ -63,7 +63,7 @@ def _new(t: dict[str, Any]) -> None:
     out = b"NEW " + ss(unhex(t, "rcvAuthKey")) + ss(unhex(t, "rcvDhKey"))
     expect(unhex(t, "rcvAuthKey").startswith(_ED25519_SPKI), t, "rcvAuthKey is not an SPKI")
     expect(unhex(t, "rcvDhKey").startswith(_X25519_SPKI), t, "rcvDhKey is not an X25519 SPKI")
-    if version < 9:  # ['A' ss(auth)] subMode (smp-wire §3.7)
+    if version < 9:  # ['A' ss(auth)] subMode (DEP-11; simplexmq Protocol.hs:1771, 1782)
         out += b"A" + ss(password) if password is not None else b""
         out += b"S" if t["subscribe"] else b"C"
         expect("mode" not in t, t, "a mode below version 9")
@@ -99,8 +99,8 @@ def _ids(t: dict[str, Any]) -> None:
     expect(out == unhex(t, "encoded"), t, f"IDS at version {version} differs")
 
 
-#: each answer's forms, from the version each begins (smp-wire §3.6, §3.9): SOK from 16,
-#: DELD from 10, BLOCKED from 12 (AUTH below) and its client notice from 18
+#: each answer's forms, from the version each begins (DEP-12; simplexmq Protocol.hs:1835-1859):
+#: SOK from 16, DELD from 10, BLOCKED from 12 (AUTH below) and its client notice from 18
 _NOTICE = b'ERR BLOCKED reason=content,notice={"ttl":86400}'
 _ANSWERS: dict[str, list[tuple[int, bytes]]] = {
     "SOK": [(0, b"OK"), (16, b"SOK 0")],
@@ -145,7 +145,7 @@ def _link_data(t: dict[str, Any]) -> None:
         expect(expected == unhex(t, part), t, f"{part} differs")
 
 
-#: the SPKI prefixes of smp-wire §1.3, and the keys deployed's tests publish (base64)
+#: the SPKI prefixes of ENC-5, and the keys deployed's tests publish (base64)
 _SPKI = {"Ed25519": _ED25519_SPKI, "X25519": _X25519_SPKI}
 _PUBLISHED = {"MCowBQYDK2VwAyEAfAOflyvbJv1fszgzkQ6buiZJVgSpQWsucXq7U6zjMgY=",
               "MCowBQYDK2VuAyEAriy+HcARIhqsgSjVnjKqoft+y6pxrxdY68zn4+LjYhQ="}
@@ -171,7 +171,7 @@ def _padded_batch(transmission: bytes) -> bytes:
 
 
 def _forwarding(t: dict[str, Any]) -> None:
-    """smp-wire §3.11: the four seals of a privately routed command, rebuilt by hand."""
+    """DEP-14: the four seals of a privately routed command, rebuilt by hand."""
     relay = x25519_public(unhex(t, "relaySessionKey"))
     ephemeral, proxy = unhex(t, "ephemeralKey"), unhex(t, "proxyKey")
     corr, rfwd_corr = unhex(t, "corrId"), unhex(t, "rfwdCorrId")

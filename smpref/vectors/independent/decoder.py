@@ -1,8 +1,9 @@
 """A decoder for SMP commands and responses written by hand from the spec pages.
 
 It shares nothing with smpref.wire: the layouts below were transcribed from the command
-reference and smp-wire §3.6-3.9, so that the encoding vectors are confirmed by a second reading
-of the spec rather than by the codec tables that produced them. It returns the JSON form of
+reference and deployed's encoders (CMD-1, CMD-20; simplexmq Protocol.hs:1681-1712, 1825-1863,
+1947-2001), so that the encoding vectors are confirmed by a second reading of the spec rather
+than by the codec tables that produced them. It returns the JSON form of
 docs/json.md, or raises :class:`MalformedError` with ``unknown`` set for an undefined tag.
 """
 
