@@ -1,9 +1,12 @@
 """`make mutate`: mutation testing of the model, the ratchet, the journal and the dispatch
-against the state machines and rule tests.
+against the state machines and rule tests, and of the conformance runner's power.
 
 It mutates the model's rules and effects in both profiles (seed and deployed), the ratchet, the
 journal store and the model server's command dispatch. cosmic-ray finds the mutants and keeps
-the results (its sessions); mutation/judge.py runs them.
+the results (its sessions); mutation/judge.py runs them. The *conformance* target mutates the
+code that decides what a deployed server answers and judges each mutant by ``smpref conform``
+alone against smpref's deployed profile at versions 18, 10 and 6 (tests/conform_as_judge.py):
+the share it kills is the share of such bugs a server's implementer would see (issue 42).
 
 Each module is mutated in its own copy of the *installed* package (the wheel's files, package
 data included), so the checkout is never touched and what is mutated is what the tests import.
@@ -23,8 +26,8 @@ target. ``--run-equivalents`` runs them as well.
 added or changed in the mutated modules are judged (the rest are skipped), so that a change
 can be judged before it is committed (docs/testing.md, "Mutation testing").
 
-Writes, under ``--out`` (default reports/mutation): ``<module>.<shard>.sqlite`` (cosmic-ray's
-sessions: each module is cut into ``--jobs`` shards that run side by side),
+Writes, under ``--out`` (default reports/mutation): ``<target>.<module>.<shard>.sqlite``
+(cosmic-ray's sessions: each module is cut into ``--jobs`` shards that run side by side),
 ``summary.json`` (kill rate per module and per target) and ``survivors.md`` (every surviving
 mutant with its diff). Prints the kill rate per module. docs/testing.md explains each survivor.
 """
@@ -352,6 +355,9 @@ MACHINES_AND_RULES = ("tests/test_rule_table.py", "tests/test_deployed_model.py"
                       "tests/test_private_routing.py", "tests/test_deployed_serve.py",
                       "tests/test_model_machine.py", "tests/test_dialect_machine.py",
                       "tests/test_deployed_link_machine.py")
+#: `smpref conform` alone at versions 18, 10 and 6 (tests/conform_as_judge.py)
+CONFORMANCE_JUDGE = tuple(f"tests/conform_as_judge.py::test_conform_passes[{v}]"
+                          for v in (18, 10, 6))
 TARGETS = (
     Target("model rules", ("smpref/model/rules.py", "smpref/model/effects.py",
                            "smpref/model/delivery.py", "smpref/model/retention.py",
@@ -366,6 +372,12 @@ TARGETS = (
     # machine, shows a commit that never happened
     Target("server dispatch", ("smpref/model/server.py",),
            (*MACHINES_AND_RULES, "tests/test_store_machine.py")),
+    # the power of `smpref conform` (issue 42): the code that decides what a deployed server
+    # answers, judged by the conformance run alone against smpref's deployed profile
+    Target("conformance", ("smpref/model/rules.py", "smpref/model/effects.py",
+                           "smpref/model/deployed_effects.py", "smpref/model/delivery.py",
+                           "smpref/model/relay.py", "smpref/model/server.py"),
+           CONFORMANCE_JUDGE),
 )
 
 
@@ -473,6 +485,12 @@ def _slug(module: str) -> str:
     return module.removeprefix("smpref/").removesuffix(".py").replace("/", ".")
 
 
+def session_file(target: Target, module: str, shard: int, out: Path) -> Path:
+    """Where cosmic-ray keeps a target's session of one shard of a module (a module may be
+    mutated by two targets, judged by other tests)."""
+    return out / f"{target.name.replace(' ', '-')}.{_slug(module)}.{shard}.sqlite"
+
+
 def _fingerprint(module: str) -> str:
     return hashlib.sha256((snapshot() / module).read_bytes()).hexdigest()
 
@@ -499,7 +517,7 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
     from cosmic_ray.work_item import WorkerOutcome, WorkResult  # type: ignore[import-untyped]
 
     bindir = Path(sys.executable).parent
-    session = out / f"{_slug(module)}.{shard}.sqlite"
+    session = session_file(target, module, shard, out)
     stamp = session.with_suffix(".module-sha256")
     if rerun:
         if not session.exists() or stamp.read_text() != _fingerprint(module):
@@ -637,6 +655,15 @@ def changed_modules(revision: str, modules: list[tuple[Target, str]]
     return kept, changed
 
 
+def selected_modules(only: list[str], *, machines: bool = False) -> list[tuple[Target, str]]:
+    """Each target's modules that ``only`` names (a target or a module; all when empty). With
+    ``machines``, each target judged by its state machines alone, and a target without any
+    (the conformance target) left out."""
+    judged = [machines_only(t) if machines else t for t in TARGETS]
+    return [(t, m) for t in judged if t.tests
+            for m in t.modules if not only or t.name in only or m in only]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``make mutate``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -675,8 +702,7 @@ def main(argv: list[str] | None = None) -> int:
         print(equivalents_table(), end="")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    modules = [(t, m) for t in (machines_only(t) if args.machines_only else t for t in TARGETS)
-               for m in t.modules if not args.only or t.name in args.only or m in args.only]
+    modules = selected_modules(args.only, machines=args.machines_only)
     # Each module is cut into --jobs shards, so that a large module keeps every core busy.
     samples = dict(DEFAULT_SAMPLES)
     for item in args.sample:
@@ -693,7 +719,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     plans: dict[str, float] = {}
     if args.report_only:
-        done = [(read_session(args.out / f"{_slug(m)}.{k}.sqlite"), 0.0) for _, m, k in shards]
+        done = [(read_session(session_file(t, m, k, args.out)), 0.0) for t, m, k in shards]
     else:
         targets = list({t.name: t for t, _ in modules}.values())
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -711,7 +737,8 @@ def main(argv: list[str] | None = None) -> int:
                                  shards))
     results = []
     for t, m in modules:
-        parts = [d for (tt, mm, _), d in zip(shards, done, strict=True) if mm == m]
+        parts = [d for (tt, mm, _), d in zip(shards, done, strict=True)
+                 if mm == m and tt.name == t.name]
         results.append(summarize(t, m, [p for pairs, _ in parts for p in pairs],
                                  sum(seconds for _, seconds in parts)))
     by_target: dict[str, dict[str, int]] = {}

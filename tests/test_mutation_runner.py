@@ -352,3 +352,22 @@ def test_machines_only_keeps_each_targets_state_machine_tests_and_nothing_else(
     assert rules.tests == ("tests/test_model_machine.py", "tests/test_dialect_machine.py",
                            "tests/test_deployed_link_machine.py")
     assert runner.build_parser().parse_args(["--machines-only"]).machines_only
+
+
+def test_the_conformance_target_is_judged_by_smpref_conform_alone(runner: ModuleType) -> None:
+    """Issue 42's measure: the code that decides a deployed server's answers, judged only by
+    the conformance run at 18, 10 and 6; it has no state machine, so ``--machines-only``
+    leaves it out, and its sessions never overwrite another target's of the same module."""
+    conformance = next(t for t in runner.TARGETS if t.name == "conformance")
+    assert conformance.tests == tuple(f"tests/conform_as_judge.py::test_conform_passes[{v}]"
+                                      for v in (18, 10, 6))
+    assert "smpref/model/rules.py" in conformance.modules
+    judge = (REPO / "tests" / "conform_as_judge.py").read_text()
+    assert "parametrize(\"version\", [18, 10, 6])" in judge
+    assert not any(t.name == "conformance"
+                   for t, _ in runner.selected_modules([], machines=True))
+    assert {t.name for t, _ in runner.selected_modules(["conformance"])} == {"conformance"}
+    rules = next(t for t in runner.TARGETS if t.name == "model rules")
+    out = Path("reports")
+    assert (runner.session_file(rules, "smpref/model/rules.py", 0, out)
+            != runner.session_file(conformance, "smpref/model/rules.py", 0, out))

@@ -1,0 +1,34 @@
+"""The judge of `make mutate`'s conformance target (mutation/run.py, issue 42): ``smpref
+conform`` alone, against smpref's own server in its deployed profile, at three versions whose
+transport differs: 18 (encrypted blocks), 10 (no block encryption, below 11) and 6 (the session
+ID in every transmission, below 7; no ALPN-negotiated range).
+
+A mutant of the code that decides what a deployed server answers is killed when a case fails.
+Only the cases a user can run against a deployed server count: the seed design's extensions
+skip at a deployed version, and the cases that move the server's clock (``needs == "clock"``),
+which only an embedded server allows, are left out. The server is the embedded one the runner
+starts (the same listener as ``smpref serve``), with END and DELD sent at once rather than every
+15 s (``ServeConfig.embedded()``), so that a mutant costs seconds.
+
+Its name does not start with ``test_``: ``make test`` does not collect it (the same cases run
+at every version in tests/test_conform_serve_deployed.py); the mutation judge names it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from smpref.conform import runner
+
+#: what a deployed server can be asked: every case but those that move the server's clock
+CASES = [case for case in runner.select() if case.needs != "clock"]
+
+
+@pytest.mark.parametrize("version", [18, 10, 6])
+def test_conform_passes(version: int) -> None:
+    [report] = asyncio.run(runner.run_embedded(CASES, [version]))
+    failures = [(r.case.id, r.message) for r in report.results if r.status == "fail"]
+    assert failures == []
+    assert report.counts()["pass"] >= 60
