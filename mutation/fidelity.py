@@ -103,7 +103,9 @@ def rows(table: Path = TABLE) -> list[Row]:
 
 def all_deviations() -> list[Deviation]:
     """Every deviation of mutation/deviations/, in the table's order of sections."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
     from deviations import DEVIATIONS
 
     return list(DEVIATIONS)

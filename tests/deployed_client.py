@@ -386,6 +386,29 @@ async def new_queue(client: DeployedClient, owner: Keys, **options: Any) -> Ids:
     return parse_ids(reply.body, client.version)
 
 
+async def add_notifier(client: DeployedClient, ids: Ids, owner: Keys,
+                       notifier: Keys) -> tuple[bytes, bytes]:
+    """NKEY for ``notifier``'s keys, signed by ``owner``: the notifier ID and the server's
+    notification DH key that NID answers with (DEP-6)."""
+    reply = await client.request(b"NKEY " + ss(notifier.auth_spki) + ss(notifier.dh_spki),
+                                 ids.recipient_id, owner.sign)
+    assert reply.tag == "NID", reply.command
+    p = Parser(reply.body)
+    nid, server_ntf = p.ss(), p.ss()
+    p.done()
+    return nid, server_ntf
+
+
+def open_nmsg(event: Reply, notifier: Keys, server_ntf: bytes) -> tuple[bytes, bytes]:
+    """NMSG's sealed metadata and what it opens to, unpadded: ``nonce ss(crypto_box(
+    rcvNtfDhSecret, nonce, pad(meta, 128)))`` (DEP-6)."""
+    p = Parser(event.body)
+    nonce, sealed = p.take(24), p.ss()
+    p.done()
+    padded = Box(notifier.dh, PublicKey(server_ntf[12:])).decrypt(sealed, nonce)
+    return sealed, padded[2:2 + struct.unpack(">H", padded[:2])[0]]
+
+
 def key_command(tag: bytes, key: Keys) -> bytes:
     """KEY, SKEY, LKEY: ``' ' ss(x509 key)``."""
     return tag + b" " + ss(key.auth_spki)

@@ -20,15 +20,17 @@ from deployed_client import (
     Keys,
     Parser,
     ack_command,
+    add_notifier,
     key_command,
     large,
     new_command,
     open_msg,
+    open_nmsg,
     parse_ids,
     send_command,
     ss,
 )
-from nacl.public import Box, PrivateKey, PublicKey
+from nacl.public import PrivateKey
 from reqs import req
 from servers import ServeProcess, run_embedded
 
@@ -158,21 +160,13 @@ def test_notifications_with_nkey_and_with_new(tmp_path: Path) -> None:
         alice, bob, ntf = [await DeployedClient.connect(address) for _ in range(3)]
         owner, notifier = Keys(), Keys()
         ids = parse_ids((await create(alice, owner))[0])
-        reply = await alice.request(b"NKEY " + ss(notifier.auth_spki) + ss(notifier.dh_spki),
-                                    ids.recipient_id, owner.sign)
-        assert reply.tag == "NID", reply.command
-        p = Parser(reply.body)
-        nid, server_ntf = p.ss(), p.ss()
-        p.done()
+        nid, server_ntf = await add_notifier(alice, ids, owner, notifier)
         assert (await ntf.request(b"NSUB", nid, notifier.sign)).command == b"SOK 0"
         assert (await bob.request(send_command(b"n", True), ids.sender_id)).command == b"OK"
         msg = open_msg(await alice.event(), owner.dh, ids.server_dh)
         event = await ntf.event()
         assert event.tag == "NMSG" and event.entity_id == nid
-        p = Parser(event.body)
-        nonce, sealed = p.take(24), p.ss()
-        meta = Box(notifier.dh, PublicKey(server_ntf[12:])).decrypt(sealed, nonce)
-        meta = meta[2:2 + struct.unpack(">H", meta[:2])[0]]
+        _, meta = open_nmsg(event, notifier, server_ntf)
         assert meta[:25] == ss(msg.msg_id) and struct.unpack(">q", meta[25:])[0] == msg.timestamp
         # NKEY again replaces the credentials: the old notifier ID is gone, and its subscriber
         # on another connection gets DELD (DEP-6)

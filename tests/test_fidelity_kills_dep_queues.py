@@ -16,17 +16,18 @@ from deployed_client import (
     Keys,
     Parser,
     ack_command,
+    add_notifier,
     key_command,
     large,
     msg_plaintext,
     new_command,
     new_queue,
     open_msg,
+    open_nmsg,
     parse_ids,
     send_command,
     ss,
 )
-from nacl.public import Box, PublicKey
 from reqs import req
 from servers import run_embedded
 from test_deployed_fidelity import _queue
@@ -201,10 +202,7 @@ def test_deployed_ndel_removes_the_notifier_credentials(tmp_path: Path) -> None:
         alice, ntf = await DeployedClient.connect(address), await DeployedClient.connect(address)
         owner, notifier = Keys(), Keys()
         ids = await new_queue(alice, owner, subscribe=False)
-        reply = await alice.request(b"NKEY " + ss(notifier.auth_spki) + ss(notifier.dh_spki),
-                                    ids.recipient_id, owner.sign)
-        assert reply.tag == "NID", reply.command
-        nid = Parser(reply.body).ss()
+        nid, _ = await add_notifier(alice, ids, owner, notifier)
         assert (await ntf.request(b"NSUB", nid, notifier.sign)).command == b"SOK 0"
         assert (await alice.request(b"NDEL", ids.recipient_id, owner.sign)).command == b"OK"
         deleted = await ntf.event()
@@ -248,22 +246,14 @@ def test_deployed_nmsg_metadata_is_padded_to_128_bytes(tmp_path: Path) -> None:
         alice, bob, ntf = [await DeployedClient.connect(address) for _ in range(3)]
         owner, notifier = Keys(), Keys()
         ids = await new_queue(alice, owner)
-        reply = await alice.request(b"NKEY " + ss(notifier.auth_spki) + ss(notifier.dh_spki),
-                                    ids.recipient_id, owner.sign)
-        assert reply.tag == "NID", reply.command
-        p = Parser(reply.body)
-        nid, server_ntf = p.ss(), p.ss()
+        nid, server_ntf = await add_notifier(alice, ids, owner, notifier)
         assert (await ntf.request(b"NSUB", nid, notifier.sign)).command == b"SOK 0"
         assert (await bob.request(send_command(b"n", True), ids.sender_id)).command == b"OK"
         msg = open_msg(await alice.event(), owner.dh, ids.server_dh)
         event = await ntf.event()
         assert event.tag == "NMSG" and event.entity_id == nid
-        p = Parser(event.body)
-        nonce, sealed = p.take(24), p.ss()
-        p.done()
+        sealed, meta = open_nmsg(event, notifier, server_ntf)
         assert len(sealed) == 128 + 16
-        padded = Box(notifier.dh, PublicKey(server_ntf[12:])).decrypt(sealed, nonce)
-        meta = padded[2:2 + struct.unpack(">H", padded[:2])[0]]
         assert meta == ss(msg.msg_id) + struct.pack(">q", msg.timestamp)
         for client in (alice, bob, ntf):
             await client.close()

@@ -17,6 +17,21 @@ WIRE_DEPLOYED = "smpref/wire/deployed.py"
 LISTENER = "smpref/serve/listener.py"
 ENGINE = "smpref/serve/engine.py"
 
+#: how the dispatch answers a transmission that does not parse (CMD UNKNOWN or CMD SYNTAX)
+_WIRE_ERROR = ("        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX\n"
+               "            return [Outgoing(session_id, tx.corr_id, tx.entity_id,\n"
+               "                             ERR(error=wire_error(exc)))]\n")
+
+
+def _every_deployed_wire_error_is(error: str) -> str:
+    """:data:`_WIRE_ERROR` answering ``error`` to every deployed transmission that does not
+    parse, whatever the reason."""
+    first, rest = _WIRE_ERROR.split("\n", 1)
+    return (f"{first}\n            if session.dialect is Dialect.DEPLOYED:\n"
+            f"                return [self._error(session_id, tx.corr_id, tx.entity_id, "
+            f"\"{error}\")]\n{rest}")
+
+
 DEVIATIONS: list[Deviation] = [
     # --- DEP-1 ---------------------------------------------------------------------------------
     plant("DEP-1a", "a queue is served to both protocols (no per-protocol lookup)",
@@ -42,27 +57,9 @@ DEVIATIONS: list[Deviation] = [
           "    chosen = [i for i in (request.link_id, request.sender_id, request.notifier_id)\n"),
     # --- DEP-2 ---------------------------------------------------------------------------------
     plant("DEP-2a", "an unknown tag on a deployed connection is ERR CMD SYNTAX",
-          SERVER,
-          "        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX\n"
-          "            return [Outgoing(session_id, tx.corr_id, tx.entity_id,\n"
-          "                             ERR(error=wire_error(exc)))]\n",
-          "        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX\n"
-          "            if session.dialect is Dialect.DEPLOYED:\n"
-          "                return [self._error(session_id, tx.corr_id, tx.entity_id, "
-          "\"CMD SYNTAX\")]\n"
-          "            return [Outgoing(session_id, tx.corr_id, tx.entity_id,\n"
-          "                             ERR(error=wire_error(exc)))]\n"),
+          SERVER, _WIRE_ERROR, _every_deployed_wire_error_is("CMD SYNTAX")),
     plant("DEP-2a", "a known tag with bad fields on a deployed connection is ERR CMD UNKNOWN",
-          SERVER,
-          "        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX\n"
-          "            return [Outgoing(session_id, tx.corr_id, tx.entity_id,\n"
-          "                             ERR(error=wire_error(exc)))]\n",
-          "        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX\n"
-          "            if session.dialect is Dialect.DEPLOYED:\n"
-          "                return [self._error(session_id, tx.corr_id, tx.entity_id, "
-          "\"CMD UNKNOWN\")]\n"
-          "            return [Outgoing(session_id, tx.corr_id, tx.entity_id,\n"
-          "                             ERR(error=wire_error(exc)))]\n"),
+          SERVER, _WIRE_ERROR, _every_deployed_wire_error_is("CMD UNKNOWN")),
     plant("DEP-2b", "a deployed connection skips the credential rule",
           SERVER,
           "        try:\n            check_credentials(message.DEF, tx, message)\n",
