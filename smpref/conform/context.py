@@ -48,12 +48,6 @@ if TYPE_CHECKING:
     from smpref.serve.listener import SmpServer
 
 
-
-
-
-
-
-
 @dataclass
 class Queue:
     """A queue a case created: its owner's keys and IDs, its link, its sender's key."""
@@ -121,6 +115,11 @@ class Context:
         if not self.extended:
             raise Skip(f"{what} is a seed extension; the server negotiated deployed version "
                        f"{self.version} (TRANS-11)")
+
+    def require_deployed(self, what: str) -> None:
+        if self.extended:
+            raise Skip(f"{what} uses deployed SMP's own commands, which the seed design "
+                       "replaces; the server negotiated the seed design (TRANS-11)")
 
     def require_clock(self) -> SmpServer:
         if self.embedded is None:

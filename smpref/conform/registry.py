@@ -1,9 +1,11 @@
 """The registry of conformance cases. Each case has a stable ID, a title, the requirement IDs it
 checks, and what it needs from the server.
 
-``needs`` is ``core`` (any server speaking SMP: deployed v17/v18 or smpref), ``seed`` (smpref's
-seed extensions: a deployed server reports skip) or ``clock`` (moving the server's clock: only
-the embedded server). IDs are stable: reports and ``--cases`` globs use them. The cases register
+``needs`` is ``core`` (any server speaking SMP: deployed SMP at any version 6-18, or smpref's
+seed design), ``deployed`` (deployed SMP's own commands, which the seed design replaces: a
+server that negotiates the seed design reports skip), ``seed`` (smpref's seed extensions: a
+deployed server reports skip) or ``clock`` (moving the server's clock: only the embedded
+server). IDs are stable: reports and ``--cases`` globs use them. The cases register
 themselves in the :class:`CaseGroup` of their area's module of :mod:`smpref.conform.cases`,
 which puts the groups in order.
 """
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from smpref.conform.context import Context
 
 CaseFunction = Callable[[Context], Awaitable[str | None]]
-NEEDS = ("core", "seed", "clock")
+NEEDS = ("core", "deployed", "seed", "clock")
 
 
 @dataclass(frozen=True)

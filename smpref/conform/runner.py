@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 STATUSES = ("pass", "fail", "skip", "info")
 
 
-
 @dataclass
 class Result:
     case: Case
@@ -100,6 +99,8 @@ async def run_case(case: Case, ctx: Context, case_timeout: float) -> Result:
     try:
         if case.needs == "seed" and not ctx.extended:
             ctx.require_extensions("this case")
+        if case.needs == "deployed" and ctx.extended:
+            ctx.require_deployed("this case")
         if case.needs == "clock":
             ctx.require_clock()
         async with asyncio.timeout(case_timeout):

@@ -6,20 +6,25 @@ order below, each area's cases in the order its module registers them.
 
 from smpref.conform.cases import (
     authorization,
+    delivery,
+    deployed_links,
     expiry,
     lifecycle,
     limits,
     links,
     malformed,
     negotiation,
+    notifications,
+    queues,
     rotation,
     routing,
 )
 from smpref.conform.registry import Case, CaseGroup
 
-AREAS: tuple[CaseGroup, ...] = (authorization.group, lifecycle.group, links.group,
-                                malformed.group, negotiation.group, limits.group,
-                                expiry.group, rotation.group, routing.group)
+AREAS: tuple[CaseGroup, ...] = (authorization.group, lifecycle.group, delivery.group,
+                                queues.group, links.group, deployed_links.group,
+                                notifications.group, malformed.group, negotiation.group,
+                                limits.group, expiry.group, rotation.group, routing.group)
 CASES: list[Case] = [c for area in AREAS for c in area.cases]
 
 __all__ = ["AREAS", "CASES", "Case"]
