@@ -12,7 +12,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # mkdocs-material prints a banner about its successor on every build; the build is what we check.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: run test lint typecheck unit vectors docs types bench mutate mutate-fidelity clean
+.PHONY: run test lint typecheck unit vectors docs types bench mutate mutate-conformance mutate-fidelity clean
 
 # The pip that venv brings is enough (pip 22.3 or newer: test_installed uses --python);
 # upgrading it first cost about 7 s of every fresh clone's set-up.
@@ -81,6 +81,12 @@ $(VENV)/.mutate: pyproject.toml | $(PY)
 
 mutate: $(VENV)/.installed $(VENV)/.mutate
 	$(PY) mutation/run.py --out reports/mutation
+
+# The conformance runner's power at each version whose transport differs (18, 10, 6): what
+# `smpref conform` alone kills of the mutants of what a deployed server answers (issue 42).
+mutate-conformance: $(VENV)/.installed $(VENV)/.mutate
+	$(PY) mutation/run.py --out reports/conformance-mutation --only conformance \
+		--only "conformance v10" --only "conformance v6"
 
 # A planted deviation per row of spec/deployed-fidelity.md, each judged by the checks its row
 # cites (mutation/fidelity.py); about ten minutes, so not part of `test` either.

@@ -286,6 +286,10 @@ def equivalent(module: str, operator: str, diff: str) -> str:
 
 #: the output a mutant gets when it is counted as a known equivalent without running
 NOT_RUN = "not run: known equivalent"
+#: ... when a deployed target does not judge it: the seed design's own code (SEED_ONLY), or a
+#: function of the listener other than its protocol handling (IN_SCOPE)
+SEED_RUN = "not run: seed design only"
+OUTSIDE = "not run: outside the target"
 
 
 def _names_operator(entry: Equivalent, operator: str) -> bool:
@@ -339,11 +343,88 @@ def lines_changed_since(revision: str, module: str) -> set[int]:
 
 @dataclass(frozen=True)
 class Target:
-    """A group of modules and the tests that must kill their mutants."""
+    """A group of modules and the tests that must kill their mutants. With ``deployed``, the
+    tests see only what a deployed server does: mutants of the seed design's own code
+    (:data:`SEED_ONLY`) are counted apart, never run; and of a module :data:`IN_SCOPE` names,
+    only its listed functions are mutated."""
 
     name: str
     modules: tuple[str, ...]
     tests: tuple[str, ...]
+    deployed: bool = False
+    #: run only when ``--only`` names it (the conformance target's other versions)
+    on_request: bool = False
+
+
+class Region(NamedTuple):
+    """A function of a module (its name, or ``Class.method``), and why it is listed."""
+
+    module: str
+    function: str
+    why: str
+
+
+_SEED_LSET = "the seed design's LSET (a deployed LSET is DeployedLSET, deployed_effects._lset)"
+#: code only the seed design runs: what a deployed session sends is decoded as another class
+#: (DeployedNEW, DeployedLSET, DeployedLGET), whose rules and effects are elsewhere; a test
+#: (tests/test_mutation_scope.py) checks each guard here is used by seed commands' rules only
+SEED_ONLY: tuple[Region, ...] = tuple(Region(*entry) for entry in (
+    ("smpref/model/rules.py", "_new_link", "the seed NEW's QueueLink (DeployedNEW has none)"),
+    ("smpref/model/rules.py", "_blob", "the seed design's link blob (QUEUE-7)"),
+    ("smpref/model/rules.py", "_blob_too_large", "the seed design's blob limit (QUEUE-6)"),
+    ("smpref/model/rules.py", "_malformed_blob", "the seed design's blob parts (QUEUE-8)"),
+    ("smpref/model/rules.py", "_malformed_link_ids", "the seed NEW's link IDs (LINK-2)"),
+    ("smpref/model/rules.py", "_malformed_notifier_id",
+     "the seed NEW's NtfRequest (CMD-12); deployed asks with NKEY"),
+    ("smpref/model/rules.py", "_no_link", _SEED_LSET),
+    ("smpref/model/rules.py", "_low_order_link_key", "the seed LGET's k (LINK-9)"),
+    ("smpref/model/effects.py", "_lset", _SEED_LSET),
+    ("smpref/model/effects.py", "_lget",
+     "the seed design's LGET (a deployed LGET is DeployedLGET, deployed_effects._lget)"),
+))
+#: the functions of a module that hold the protocol handling the deployed target mutates
+IN_SCOPE: tuple[Region, ...] = tuple(Region(*entry) for entry in (
+    ("smpref/serve/listener.py", "SmpServer._route",
+     "where each answer and event goes: its own connection, another session's, the proxy"),
+    ("smpref/serve/listener.py", "SmpServer._gathered",
+     "END and DELD to previous subscribers, gathered as deployed gathers them"),
+    ("smpref/serve/listener.py", "SmpServer._deliver", "what a group of received blocks gets"),
+))
+
+
+def _functions(source: str) -> dict[str, tuple[int, int]]:
+    """Each function's (first line, last line), by name and by ``Class.method``."""
+    import ast
+
+    spans: dict[str, tuple[int, int]] = {}
+    for node in ast.parse(source).body:
+        owner = f"{node.name}." if isinstance(node, ast.ClassDef) else ""
+        inner = node.body if isinstance(node, ast.ClassDef) else [node]
+        for item in inner:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([item.lineno, *(d.lineno for d in item.decorator_list)])
+                spans[owner + item.name] = (first, item.end_lineno or item.lineno)
+    return spans
+
+
+def out_of_scope(target: Target, module: str, source: str) -> dict[int, str]:
+    """The lines of ``module`` whose mutants ``target`` does not judge, each with why."""
+    if not target.deployed:
+        return {}
+    spans = _functions(source)
+    lines: dict[int, str] = {}
+    for region in SEED_ONLY:
+        if region.module == module:
+            first, last = spans[region.function]
+            lines.update(dict.fromkeys(range(first, last + 1),
+                                       f"{SEED_RUN}: {region.function}: {region.why}"))
+    scoped = [r for r in IN_SCOPE if r.module == module]
+    if scoped:
+        kept = {n for r in scoped for n in range(spans[r.function][0], spans[r.function][1] + 1)}
+        for n in range(1, source.count("\n") + 2):
+            if n not in kept:
+                lines[n] = f"{OUTSIDE}: not the protocol handling IN_SCOPE lists"
+    return lines
 
 
 #: the tests that must kill a target's mutants; a mutant runs those of them that execute its
@@ -355,9 +436,17 @@ MACHINES_AND_RULES = ("tests/test_rule_table.py", "tests/test_deployed_model.py"
                       "tests/test_private_routing.py", "tests/test_deployed_serve.py",
                       "tests/test_model_machine.py", "tests/test_dialect_machine.py",
                       "tests/test_deployed_link_machine.py")
-#: `smpref conform` alone at versions 18, 10 and 6 (tests/conform_as_judge.py)
-CONFORMANCE_JUDGE = tuple(f"tests/conform_as_judge.py::test_conform_passes[{v}]"
-                          for v in (18, 10, 6))
+#: `smpref conform` alone at one version (tests/conform_as_judge.py)
+def conformance_judge(version: int) -> tuple[str, ...]:
+    return (f"tests/conform_as_judge.py::test_conform_passes[{version}]",)
+
+
+#: what a deployed server answers: the model's rules and effects, its delivery, its relay, its
+#: dispatch, and the listener's protocol handling (IN_SCOPE)
+CONFORMANCE_MODULES = ("smpref/model/rules.py", "smpref/model/effects.py",
+                       "smpref/model/deployed_effects.py", "smpref/model/delivery.py",
+                       "smpref/model/relay.py", "smpref/model/server.py",
+                       "smpref/serve/listener.py")
 TARGETS = (
     Target("model rules", ("smpref/model/rules.py", "smpref/model/effects.py",
                            "smpref/model/delivery.py", "smpref/model/retention.py",
@@ -374,10 +463,13 @@ TARGETS = (
            (*MACHINES_AND_RULES, "tests/test_store_machine.py")),
     # the power of `smpref conform` (issue 42): the code that decides what a deployed server
     # answers, judged by the conformance run alone against smpref's deployed profile
-    Target("conformance", ("smpref/model/rules.py", "smpref/model/effects.py",
-                           "smpref/model/deployed_effects.py", "smpref/model/delivery.py",
-                           "smpref/model/relay.py", "smpref/model/server.py"),
-           CONFORMANCE_JUDGE),
+    # (issue 42) at version 18, then 10 (no block encryption) and 6 (the session ID sent),
+    # each judged alone: `--only conformance` is version 18
+    Target("conformance", CONFORMANCE_MODULES, conformance_judge(18), deployed=True),
+    Target("conformance v10", CONFORMANCE_MODULES, conformance_judge(10), deployed=True,
+           on_request=True),
+    Target("conformance v6", CONFORMANCE_MODULES, conformance_judge(6), deployed=True,
+           on_request=True),
 )
 
 
@@ -502,6 +594,20 @@ def _forget_survivors(session: Path) -> int:
         return db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'").rowcount
 
 
+def _set_aside(db: Any, items: list[Any], unjudged: dict[int, str], shard: int) -> list[Any]:
+    """Record the mutants on ``unjudged`` lines as not run, with why (the first shard counts
+    them, like a known equivalent); the others."""
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult  # type: ignore[import-untyped]
+
+    for item in items:
+        line = item.mutations[0].start_pos[0]
+        if line in unjudged:
+            db.set_result(item.job_id, WorkResult(
+                worker_outcome=WorkerOutcome.SKIPPED,
+                output=unjudged[line] if shard == 0 else "another shard"))
+    return [i for i in items if i.mutations[0].start_pos[0] not in unjudged]
+
+
 def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *,
               sample: int | None = None, rerun: bool = False, lines: set[int] | None = None,
               run_equivalents: bool = False
@@ -514,7 +620,7 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
     With ``lines``, only the mutants on those lines are judged. Known equivalents are counted
     without running, unless ``run_equivalents``."""
     from cosmic_ray.work_db import WorkDB, use_db  # type: ignore[import-untyped]
-    from cosmic_ray.work_item import WorkerOutcome, WorkResult  # type: ignore[import-untyped]
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
     bindir = Path(sys.executable).parent
     session = session_file(target, module, shard, out)
@@ -546,7 +652,9 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
             items = sorted(db.pending_work_items, key=lambda i: (
                 tuple(i.mutations[0].start_pos), i.mutations[0].operator_name,
                 i.mutations[0].occurrence))
-            source = (snapshot() / module).read_text().splitlines()
+            text = (snapshot() / module).read_text()
+            source = text.splitlines()
+            items = _set_aside(db, items, out_of_scope(target, module, text), shard)
             if lines is not None:
                 elsewhere = [i.job_id for i in items
                              if i.mutations[0].start_pos[0] not in lines]
@@ -605,7 +713,10 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
     for job_id, result in by_job.items():
         outcome = result["test_outcome"] if result["worker_outcome"] == "normal" else \
             result["worker_outcome"]
-        if outcome == "skipped" and (result.get("output") or "").startswith(NOT_RUN):
+        output = result.get("output") or ""
+        if outcome == "skipped" and output.startswith((SEED_RUN, OUTSIDE)):
+            outcome = "seed design only" if output.startswith(SEED_RUN) else "outside"
+        if outcome == "skipped" and output.startswith(NOT_RUN):
             outcome = "equivalent, not run"
             mutation = jobs[job_id]["mutations"][0]
             survivors.append({"module": module, "line": mutation["start_pos"][0],
@@ -622,13 +733,15 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
                               "occurrence": mutation["occurrence"], "diff": diff,
                               "equivalent": equivalent(module, mutation["operator_name"],
                                                        diff)})
-    mutants = sum(n for k, n in outcomes.items() if k != "skipped")
+    mutants = sum(n for k, n in outcomes.items()
+                  if k not in ("skipped", "seed design only", "outside"))
     killed = outcomes.get("killed", 0) + outcomes.get("timeout", 0)
     # equivalent survivors, and mutants cosmic-ray could not run ("incompetent"), are not
     # counted against the tests
     explained = sum(bool(s["equivalent"]) for s in survivors) + outcomes.get("incompetent", 0)
     seconds_per_mutant = seconds / max(1, mutants - outcomes.get("equivalent, not run", 0))
     return {"target": target.name, "module": module, "mutants": mutants, "killed": killed,
+            "seed_only": outcomes.get("seed design only", 0),
             "survived": outcomes.get("survived", 0), "equivalent": explained,
             "outcomes": outcomes,
             "kill_rate": round(killed / (mutants - explained), 4) if mutants > explained
@@ -656,12 +769,13 @@ def changed_modules(revision: str, modules: list[tuple[Target, str]]
 
 
 def selected_modules(only: list[str], *, machines: bool = False) -> list[tuple[Target, str]]:
-    """Each target's modules that ``only`` names (a target or a module; all when empty). With
-    ``machines``, each target judged by its state machines alone, and a target without any
-    (the conformance target) left out."""
+    """Each target's modules that ``only`` names (a target or a module; when empty, every
+    target but those run on request). With ``machines``, each target judged by its state
+    machines alone, and a target without any (the conformance targets) left out."""
     judged = [machines_only(t) if machines else t for t in TARGETS]
-    return [(t, m) for t in judged if t.tests
-            for m in t.modules if not only or t.name in only or m in only]
+    return [(t, m) for t in judged if t.tests for m in t.modules
+            if (not only and not t.on_request) or t.name in only
+            or (m in only and not t.on_request)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -743,8 +857,8 @@ def main(argv: list[str] | None = None) -> int:
                                  sum(seconds for _, seconds in parts)))
     by_target: dict[str, dict[str, int]] = {}
     for r in results:
-        total = by_target.setdefault(str(r["target"]),
-                                     {"mutants": 0, "killed": 0, "equivalent": 0})
+        total = by_target.setdefault(str(r["target"]), {"mutants": 0, "killed": 0,
+                                                        "equivalent": 0, "seed_only": 0})
         for key in total:
             total[key] += int(str(r[key]))
     summary = {"seconds": round(time.monotonic() - started, 1),
@@ -774,8 +888,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['module']:30} {r['mutants']:>8} {r['killed']:>7} {r['equivalent']:>6} "
               f"{other:>6} {float(str(r['kill_rate'])):>7.1%} {r['seconds']:>8}")
     for name, t in summary["targets"].items():  # type: ignore[attr-defined]
+        apart = f" ({t['seed_only']} of the seed design's own code not judged)" \
+            if t["seed_only"] else ""
         print(f"target {name}: {t['killed']} of {t['mutants']} killed, {t['equivalent']} "
-              f"equivalent: {t['kill_rate']:.1%} of the others")
+              f"equivalent: {t['kill_rate']:.1%} of the others{apart}")
     if plans:
         print("plans (each target's tests once under coverage): " + ", ".join(
             f"{name} {seconds:.0f} s" for name, seconds in plans.items()))

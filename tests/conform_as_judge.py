@@ -1,7 +1,7 @@
-"""The judge of `make mutate`'s conformance target (mutation/run.py, issue 42): ``smpref
-conform`` alone, against smpref's own server in its deployed profile, at three versions whose
-transport differs: 18 (encrypted blocks), 10 (no block encryption, below 11) and 6 (the session
-ID in every transmission, below 7; no ALPN-negotiated range).
+"""The judge of `make mutate`'s conformance targets (mutation/run.py, issue 42): ``smpref
+conform`` alone, against smpref's own server in its deployed profile, at one of three versions
+whose transport differs, one target each: 18 (encrypted blocks), 10 (no block encryption,
+below 11) and 6 (the session ID in every transmission, below 7; no ALPN-negotiated range).
 
 A mutant of the code that decides what a deployed server answers is killed when a case fails.
 Only the cases a user can run against a deployed server count: the seed design's extensions

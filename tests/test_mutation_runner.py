@@ -356,17 +356,28 @@ def test_machines_only_keeps_each_targets_state_machine_tests_and_nothing_else(
 
 def test_the_conformance_target_is_judged_by_smpref_conform_alone(runner: ModuleType) -> None:
     """Issue 42's measure: the code that decides a deployed server's answers, judged only by
-    the conformance run at 18, 10 and 6; it has no state machine, so ``--machines-only``
-    leaves it out, and its sessions never overwrite another target's of the same module."""
-    conformance = next(t for t in runner.TARGETS if t.name == "conformance")
-    assert conformance.tests == tuple(f"tests/conform_as_judge.py::test_conform_passes[{v}]"
-                                      for v in (18, 10, 6))
+    the conformance run, at 18 (and on request at 10 and 6, each alone); it has no state
+    machine, so ``--machines-only`` leaves it out, and its sessions never overwrite another
+    target's of the same module."""
+    by_name = {t.name: t for t in runner.TARGETS}
+    for name, version in (("conformance", 18), ("conformance v10", 10),
+                          ("conformance v6", 6)):
+        assert by_name[name].tests == (
+            f"tests/conform_as_judge.py::test_conform_passes[{version}]",)
+        assert by_name[name].deployed
+    conformance = by_name["conformance"]
     assert "smpref/model/rules.py" in conformance.modules
     judge = (REPO / "tests" / "conform_as_judge.py").read_text()
     assert "parametrize(\"version\", [18, 10, 6])" in judge
-    assert not any(t.name == "conformance"
+    assert not any(t.name.startswith("conformance")
                    for t, _ in runner.selected_modules([], machines=True))
     assert {t.name for t, _ in runner.selected_modules(["conformance"])} == {"conformance"}
+    # the other versions run only when named, also when a module is named
+    assert "conformance v6" not in {t.name for t, _ in runner.selected_modules([])}
+    assert "conformance v6" not in {
+        t.name for t, _ in runner.selected_modules(["smpref/model/rules.py"])}
+    assert {t.name for t, _ in runner.selected_modules(["conformance v6"])} == \
+        {"conformance v6"}
     rules = next(t for t in runner.TARGETS if t.name == "model rules")
     out = Path("reports")
     assert (runner.session_file(rules, "smpref/model/rules.py", 0, out)

@@ -1,0 +1,95 @@
+"""The conformance targets of `make mutate` leave out only what a deployed server never runs.
+
+mutation/run.py counts the mutants of the seed design's own code (``SEED_ONLY``) apart from the
+conformance figures, since no run at a deployed version can reach them. A function listed there
+that a deployed session could reach would hide real misses, so each listing is checked here
+against the model itself: a guard listed as seed-only is used by the rules of seed commands
+alone, an effect by those commands' rules alone, and a helper is called only from other listed
+functions. The listener's scope (``IN_SCOPE``) must name functions that exist.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+from smpref.model import effects, rules
+from smpref.notation import load
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _mutation_run():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("mutation_run", REPO / "mutation" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["mutation_run"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+RUN = _mutation_run()
+
+
+def _seed_only_command(command: str) -> bool:
+    """Whether ``command`` (a rule's command: a tag, or ``Deployed<tag>``) is the seed
+    design's alone."""
+    return not command.startswith("Deployed") and load().messages[command].profile == "seed"
+
+
+def _callers(module_source: str, name: str) -> set[str]:
+    """The top-level functions of a module that call ``name``, or name it as a value."""
+    found = set()
+    for node in ast.parse(module_source).body:
+        if isinstance(node, ast.FunctionDef) and node.name != name and any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+            found.add(node.name)
+    return found
+
+
+def test_every_seed_only_function_is_reached_from_seed_commands_alone() -> None:
+    listed = {(r.module, r.function) for r in RUN.SEED_ONLY}
+    guards_of = {function.__name__: guard for guard, function in rules.GUARDS.items()}
+    effect_of = {function.__name__: name for name, function in effects.EFFECTS.items()
+                 if function.__module__ == "smpref.model.effects"}
+    for region in RUN.SEED_ONLY:
+        source = (REPO / region.module).read_text()
+        if region.function in guards_of and region.module.endswith("rules.py"):
+            guard = guards_of[region.function]
+            users = [r for r in rules.RULES if r.guard is guard]
+            assert users, region
+            assert all(_seed_only_command(r.command) for r in users), (region, users)
+        elif region.function in effect_of and region.module.endswith("effects.py"):
+            name = effect_of[region.function]
+            users = [r for r in rules.RULES if r.effect == name]
+            assert users and all(_seed_only_command(r.command) for r in users), region
+        else:  # a helper: only listed functions use it
+            callers = _callers(source, region.function)
+            assert callers, region
+            assert {(region.module, c) for c in callers} <= listed, (region, callers)
+
+
+def test_a_deployed_command_is_never_counted_as_seed_only() -> None:
+    """The check above can fail: NDEL is a command of both protocols, so its effect is not
+    the seed design's alone."""
+    assert not _seed_only_command("NDEL") and not _seed_only_command("DeployedLSET")
+    assert _seed_only_command("LSET")
+
+
+def test_the_scope_names_functions_that_exist_and_covers_only_them() -> None:
+    target = next(t for t in RUN.TARGETS if t.name == "conformance")
+    assert target.deployed and "smpref/serve/listener.py" in target.modules
+    source = (REPO / "smpref/serve/listener.py").read_text()
+    spans = RUN._functions(source)
+    for region in RUN.IN_SCOPE:
+        assert region.function in spans, region
+    skipped = RUN.out_of_scope(target, "smpref/serve/listener.py", source)
+    first, last = spans["SmpServer._route"]
+    assert not any(n in skipped for n in range(first, last + 1))
+    assert skipped[spans["SmpServer.close_store"][0]].startswith(RUN.OUTSIDE)
+    # a target that is not deployed judges every line
+    model = next(t for t in RUN.TARGETS if t.name == "model rules")
+    assert RUN.out_of_scope(model, "smpref/model/effects.py",
+                            (REPO / "smpref/model/effects.py").read_text()) == {}
