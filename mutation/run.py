@@ -809,6 +809,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_summary(results: list[dict[str, Any]], summary: dict[str, Any],
+                   plans: dict[str, float], out: Path) -> None:
+    """The kill rate per module and per target, as ``make mutate`` prints it."""
+    print(f"{'module':30} {'mutants':>8} {'killed':>7} {'equiv':>6} {'other':>6} {'rate':>7} "
+          f"{'seconds':>8}")
+    for r in results:
+        other = int(str(r["mutants"])) - int(str(r["killed"])) - int(str(r["equivalent"]))
+        print(f"{r['module']:30} {r['mutants']:>8} {r['killed']:>7} {r['equivalent']:>6} "
+              f"{other:>6} {float(str(r['kill_rate'])):>7.1%} {r['seconds']:>8}")
+    for name, t in summary["targets"].items():
+        apart = f" ({t['seed_only']} of the seed design's own code not judged)" \
+            if t["seed_only"] else ""
+        print(f"target {name}: {t['killed']} of {t['mutants']} killed, {t['equivalent']} "
+              f"equivalent: {t['kill_rate']:.1%} of the others{apart}")
+    if plans:
+        print("plans (each target's tests once under coverage): " + ", ".join(
+            f"{name} {seconds:.0f} s" for name, seconds in plans.items()))
+    print(f"survivors: {out / 'survivors.md'}; took {summary['seconds']} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -881,21 +901,7 @@ def main(argv: list[str] | None = None) -> int:
             lines += [s["equivalent"], ""]
         lines += ["```diff", s["diff"].rstrip(), "```", ""]
     (args.out / "survivors.md").write_text("\n".join(lines))
-    print(f"{'module':30} {'mutants':>8} {'killed':>7} {'equiv':>6} {'other':>6} {'rate':>7} "
-          f"{'seconds':>8}")
-    for r in results:
-        other = int(str(r["mutants"])) - int(str(r["killed"])) - int(str(r["equivalent"]))
-        print(f"{r['module']:30} {r['mutants']:>8} {r['killed']:>7} {r['equivalent']:>6} "
-              f"{other:>6} {float(str(r['kill_rate'])):>7.1%} {r['seconds']:>8}")
-    for name, t in summary["targets"].items():  # type: ignore[attr-defined]
-        apart = f" ({t['seed_only']} of the seed design's own code not judged)" \
-            if t["seed_only"] else ""
-        print(f"target {name}: {t['killed']} of {t['mutants']} killed, {t['equivalent']} "
-              f"equivalent: {t['kill_rate']:.1%} of the others{apart}")
-    if plans:
-        print("plans (each target's tests once under coverage): " + ", ".join(
-            f"{name} {seconds:.0f} s" for name, seconds in plans.items()))
-    print(f"survivors: {args.out / 'survivors.md'}; took {summary['seconds']} s")
+    _print_summary(results, summary, plans, args.out)
     return 0
 
 

@@ -358,7 +358,7 @@ async def _nsub_keys(ctx: Context) -> str | None:
     return None
 
 
-@case("ntf.nmsg", "a notified SEND sends NMSG to the notifier's subscriber; it opens to the "
+@case("ntf.nmsg-metadata", "a notified SEND sends NMSG to the notifier's subscriber; it opens to the "
       "message's ID and timestamp", "MSG-7", "CMD-34", "DEP-6")
 async def _nmsg(ctx: Context) -> str | None:
     # Server.hs:1876-1877, 1959-1972: NMSG nonce (crypto_box rcvNtfDhSecret nonce
