@@ -25,7 +25,8 @@ from smpref.conform.registry import Case, CaseGroup
 AREAS: tuple[CaseGroup, ...] = (authorization.group, lifecycle.group, delivery.group,
                                 queues.group, links.group, deployed_links.group,
                                 notifications.group, malformed.group, negotiation.group,
-                                transport.group, limits.group, expiry.group, rotation.group, routing.group)
+                                transport.group, limits.group, expiry.group, rotation.group,
+                                routing.group)
 CASES: list[Case] = [c for area in AREAS for c in area.cases]
 
 __all__ = ["AREAS", "CASES", "Case"]
