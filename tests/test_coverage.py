@@ -69,3 +69,26 @@ def test_the_command_exits_1_on_a_gap(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=tmp_path, check=False)
     assert good.returncode == 0, good.stderr
     assert '"gaps": 0' in good.stdout
+
+
+def test_every_server_requirement_has_a_deployed_conformance_case_or_a_reason() -> None:
+    """Issue 42: what a server must do, `smpref conform` checks against a deployed server,
+    except what spec/coverage-exemptions.md says no client of one can observe."""
+    matrix = build(ROOT / "tests", ROOT / "vectors", runs=0)
+    gaps = [r.requirement for r in matrix.conformance_gaps()]
+    assert gaps == [], f"no conformance case runs against a deployed server for {gaps}"
+    server = [r for r in matrix.rows if r.server]
+    assert {r.requirement.split("-")[0] for r in server} >= {"AUTH", "CMD", "DEP", "MSG",
+                                                              "QUEUE", "TRANS", "LINK"}
+    # a reason is never given for a requirement a deployed case checks
+    stale = [r.requirement for r in server if r.not_conformance and r.citations["deployed"]]
+    assert stale == [], f"these have deployed cases now: remove their reasons: {stale}"
+
+
+def test_a_seed_only_case_is_not_a_deployed_case() -> None:
+    """The column can tell: `link.lset-lget` (seed) cites LINK-5 and is not in it; the
+    credential cases of SUB (core) are."""
+    matrix = {r.requirement: r for r in build(None, None, runs=0).rows}
+    assert "link.lset-lget" in matrix["LINK-5"].citations["cases"]
+    assert "link.lset-lget" not in matrix["LINK-5"].citations["deployed"]
+    assert "cred.sub.right-key" in matrix["CMD-16"].citations["deployed"]

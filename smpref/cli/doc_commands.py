@@ -136,7 +136,9 @@ def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,  # noqa: PLR
                   runs: int, as_json: bool, markdown: bool, out: Path | None) -> None:
     """Print every requirement ID with the tests, vectors, conformance cases and rule-table
     rows that cite it, and the model's rules that a seeded run reaches. Exit 1 when a
-    requirement has none and no exemption (spec/coverage-exemptions.md)."""
+    requirement has none and no exemption, or a server requirement has no conformance case
+    that runs against a deployed server and no reason why none can
+    (spec/coverage-exemptions.md)."""
     from smpref.coverage.matrix import build, default_folder
     from smpref.coverage.matrix import markdown as render_markdown
 
@@ -152,15 +154,17 @@ def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,  # noqa: PLR
     else:
         lines = [f"{r.requirement:<10} tests {len(r.citations['tests']):>3}  vectors "
                  f"{len(r.citations['vectors']):>3}  cases {len(r.citations['cases']):>3}  "
+                 f"deployed {len(r.citations['deployed']):>3}  "
                  f"rules {len(r.citations['rules']):>3}  model {len(r.citations['model']):>3}  "
                  f"oracle {','.join(r.citations['oracle']) or '-'}"
                  + (f"  exempt: {r.exempt}" if r.exempt else "")
                  + ("" if r.covered or r.exempt else "  NOTHING CITES IT")
+                 + ("  NO DEPLOYED CASE" if r in matrix.conformance_gaps() else "")
                  for r in matrix.rows]
         lines.append(str(matrix.to_json()["counts"]))
         text = "\n".join(lines) + "\n"
     _write(text, target)
-    if matrix.gaps():
+    if matrix.gaps() or matrix.conformance_gaps():
         sys.exit(EXIT_FAILED)
 
 

@@ -3,7 +3,8 @@
 * tests: ``req("ID", ...)`` in a test module, as a decorator or applied to a class or
   function, read from the source with :mod:`ast` (the tests are not imported);
 * vectors: the ``requirements`` of each test of each vector file;
-* conformance cases: each case's requirements;
+* conformance cases: each case's requirements; and apart ("deployed"), those of the cases a
+  user can run against a deployed server (``needs`` core or deployed);
 * rule-table rows: each rule's requirements;
 * the model: the rules and transitions a seeded run of its state machine reported
   (:mod:`smpref.coverage.reached`).
@@ -22,7 +23,7 @@ from smpref.coverage.reached import reached
 from smpref.errors import SmprefError
 from smpref.model.rules import RULES
 
-KINDS = ("tests", "vectors", "cases", "rules", "model", "oracle")
+KINDS = ("tests", "vectors", "cases", "deployed", "rules", "model", "oracle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +79,13 @@ def vector_citations(folder: Path) -> Iterator[Citation]:
 
 
 def case_citations() -> Iterator[Citation]:
+    """Every case's requirements ("cases"), and again ("deployed") those of the cases that run
+    against a deployed server."""
     for case in CASES:
         for requirement in case.requirements:
             yield Citation(requirement, "cases", case.id)
+            if case.needs in ("core", "deployed"):
+                yield Citation(requirement, "deployed", case.id)
 
 
 def rule_citations() -> Iterator[Citation]:
