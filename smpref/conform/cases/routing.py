@@ -1,22 +1,33 @@
-"""Private message routing with the server under test as the relay (DEP-14).
+"""Private message routing: the server under test as the relay (DEP-14) and as the proxy
+(DEP-15).
 
-The runner plays the proxy: it connects as a proxy connects (ALPN ``smp/1``, a hello key, the
-proxy flag, no encrypted blocks), and forwards a client's sealed transmission as ``RFWD``, as a
-deployed proxy does for a client that routes privately. It plays that client too, so that it
-can open the relay's answer. Every case runs in deployed SMP, whatever version the run forces:
-private routing exists only there.
+As a relay: the runner plays the proxy: it connects as a proxy connects (ALPN ``smp/1``, a hello
+key, the proxy flag, no encrypted blocks), and forwards a client's sealed transmission as
+``RFWD``, as a deployed proxy does for a client that routes privately. It plays that client too,
+so that it can open the relay's answer. As a proxy: the runner is a client that asks the server
+for a session with a relay (``PRXY``), the server itself, and sends its commands through it
+(``PFWD``). Every case runs in deployed SMP, whatever version the run forces: private routing
+exists only there.
 """
 
 from __future__ import annotations
 
 from smpref.client.connection import SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, Reply, deployed_new
-from smpref.client.proxied import ProxiedRelay, open_pres, pres_for, proxied_request, rfwd_for
+from smpref.client.proxied import (
+    ProxiedRelay,
+    accept_pkey,
+    open_pres,
+    pres_for,
+    proxied_request,
+    relay_server,
+    rfwd_for,
+)
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
 from smpref.crypto import deployed_links as links
 from smpref.crypto.primitives import box_key, ed25519_public
-from smpref.errors import ClientError, CryptoError, Fail
+from smpref.errors import ClientError, CryptoError, Fail, Skip
 from smpref.text.addresses import parse_server_address
 from smpref.wire.messages import (
     IDS,
@@ -28,6 +39,10 @@ from smpref.wire.messages import (
     DeployedLinkData,
     DeployedLNK,
     DeployedLSET,
+    DeployedPFWD,
+    DeployedPKEY,
+    DeployedPRES,
+    DeployedPRXY,
     DeployedRRES,
     MsgFlags,
     SubscriptionMode,
@@ -37,7 +52,6 @@ from smpref.wire.version_history import PROXIED_NEWEST
 
 group = CaseGroup("routing")
 case = group.case
-
 
 
 class Routed:
@@ -142,4 +156,81 @@ async def _route_prohibited(ctx: Context) -> str | None:
     key, _, ids = await routed.queue(ConnectionMode.Invitation)
     answer = await routed.routed(KEY(sender_key=ctx.key().public), ids.rcv_id, key)
     ctx.expect(answer, error="CMD PROHIBITED", step="a forwarded KEY")
+    return None
+
+
+async def _proxy_session(ctx: Context, client: SmpClient) -> ProxiedRelay:
+    """PRXY to the server under test for a session with itself as the relay, with its password;
+    the session PKEY describes, checked as deployed's client checks it (the chain against the
+    address's key hash, the signed session key). Skip when the server does not proxy."""
+    address = parse_server_address(ctx.address)
+    reply = await ctx.request(client, DeployedPRXY(relay=relay_server(address),
+                                                   basic_auth=ctx.password))
+    if reply.error == "PROXY BASIC_AUTH":
+        # the answer of a server whose proxying is off (allowSMPProxy, Server.hs:1376-1380)
+        raise Skip("the server does not proxy: PRXY with its password gets ERR PROXY "
+                   "BASIC_AUTH (allowSMPProxy off)")
+    pkey = ctx.message(reply, DeployedPKEY, "PRXY")
+    try:
+        return accept_pkey(address, pkey)
+    except ClientError as exc:
+        raise Fail(f"PKEY: {exc}") from None
+
+
+async def _proxied(ctx: Context, client: SmpClient, relay: ProxiedRelay, message: Message,
+                   entity: bytes, *, key: AuthKeyPair | None = None) -> Reply:
+    """``message`` sent through the server as a proxy (PFWD); the relay's answer in PRES."""
+    request = proxied_request(relay, message, entity, key, ctx.random)
+    reply = await ctx.request(client, request.pfwd, relay.session_id, corr_id=request.nonce)
+    pres = ctx.message(reply, DeployedPRES, "PFWD")
+    try:
+        answer = open_pres(request, pres)
+    except ClientError as exc:
+        raise Fail(f"PRES: {exc}") from None
+    if reply.transmission.entity_id != relay.session_id:  # (corrId, sessId) Server.hs:1374
+        raise Fail("PRES does not carry the PFWD's entity ID (DEP-15)")
+    return answer
+
+
+def relay_pfwd(relay: ProxiedRelay, ctx: Context) -> DeployedPFWD:
+    """A PFWD whose sealed transmission is well formed, for sending with another entity."""
+    return proxied_request(relay, SEND(flags=MsgFlags(notification=False), body=b"x"),
+                           ctx.random(24), None, ctx.random).pfwd
+
+
+@case("route.proxy", "the server proxies a SEND to a relay (PRXY, PFWD) and it is delivered",
+      "DEP-15", needs="deployed")
+async def _route_proxy(ctx: Context) -> str | None:
+    sender = await ctx.connect()
+    relay = await _proxy_session(ctx, sender)
+    if not 8 <= relay.version <= 17:  # the versions a proxied session speaks (DEP-15)
+        raise Fail(f"PKEY's range gives version {relay.version}, outside 8-17")
+    if sender.negotiated.version < 7:
+        # PFWD carries a transmission padded to a forwarded block's size, which fits a block
+        # only without the session ID that transmissions below 7 carry (TRANS-4)
+        return f"PKEY checked; at version {sender.negotiated.version} no PFWD fits a block"
+    recipient = await ctx.connect()
+    q = await ctx.create(recipient, "C", subscribe=True)
+    flags = MsgFlags(notification=False)
+    answer = await _proxied(ctx, sender, relay, SEND(flags=flags, body=b"through a proxy"),
+                            q.sid)
+    ctx.expect(answer, "OK", step="the proxied SEND's answer inside PRES")
+    Context.expect_bodies(await ctx.receive(recipient, q, 1), [b"through a proxy"])
+    # an unknown session: the proxy has no relay for it
+    ctx.expect(await ctx.request(sender, relay_pfwd(relay, ctx), ctx.random(32)),
+               error="PROXY NO_SESSION", step="PFWD naming no session")
+    return f"proxied session at version {relay.version}"
+
+
+@case("route.proxy-password", "PRXY without the server's password gets ERR PROXY BASIC_AUTH",
+      "DEP-15", needs="deployed")
+async def _route_proxy_password(ctx: Context) -> str | None:
+    if ctx.password is None:
+        raise Skip("the address carries no server password (basicAuth): nothing to check")
+    client = await ctx.connect()
+    await _proxy_session(ctx, client)  # with it: PKEY (or skip: the server does not proxy)
+    relay = relay_server(parse_server_address(ctx.address))
+    for what, password in (("without", None), ("with a wrong", b"x" + ctx.password)):
+        ctx.expect(await ctx.request(client, DeployedPRXY(relay=relay, basic_auth=password)),
+                   error="PROXY BASIC_AUTH", step=f"PRXY {what} password")
     return None
