@@ -167,10 +167,15 @@ class Context:
                       key: AuthKeyPair | None = None, *, corr_id: bytes | None = None
                       ) -> Reply:
         try:
-            return await client.request(message, entity, key, corr_id=corr_id,
-                                        timeout=self.timeout)
+            reply = await client.request(message, entity, key, corr_id=corr_id,
+                                         timeout=self.timeout)
         except ClientError as exc:
             raise Fail(f"{message.TAG}: {exc}") from None
+        if reply.tag in ("OK", "SOK") and reply.transmission.entity_id != entity:
+            # every case checks it of every OK it gets (CMD-32): deployed answers with the
+            # command's own entity ID (Server.hs:1644, 2088)
+            raise Fail(f"{message.TAG}: {reply.tag}'s entity ID is not the command's (CMD-32)")
+        return reply
 
     async def event(self, client: SmpClient, tag: str | tuple[str, ...],
                     entity: bytes | None = None, timeout: float | None = None) -> Reply:

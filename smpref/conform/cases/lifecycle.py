@@ -18,7 +18,8 @@ case = group.case
 
 
 @case("life.invitation", "invitation queue: create, KEY, send, subscribe, receive, OFF, DEL",
-      "CMD-10", "CMD-13", "CMD-16", "CMD-17", "CMD-18", "MSG-2", "MSG-4", "ROT-3", "CMD-21")
+      "CMD-10", "CMD-13", "CMD-16", "CMD-17", "CMD-18", "MSG-2", "MSG-4", "ROT-3", "CMD-21",
+      "CMD-32", "DEP-7")
 async def _life_invitation(ctx: Context) -> str | None:
     owner, sender = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner)
