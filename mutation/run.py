@@ -290,6 +290,8 @@ NOT_RUN = "not run: known equivalent"
 #: function of the listener other than its protocol handling (IN_SCOPE)
 SEED_RUN = "not run: seed design only"
 OUTSIDE = "not run: outside the target"
+#: ... or code whose work no client of a deployed server sees in a conformance run (NO_CLIENT)
+UNSEEN = "not run: no client sees it"
 
 
 def _names_operator(entry: Equivalent, operator: str) -> bool:
@@ -345,8 +347,9 @@ def lines_changed_since(revision: str, module: str) -> set[int]:
 class Target:
     """A group of modules and the tests that must kill their mutants. With ``deployed``, the
     tests see only what a deployed server does: mutants of the seed design's own code
-    (:data:`SEED_ONLY`) are counted apart, never run; and of a module :data:`IN_SCOPE` names,
-    only its listed functions are mutated."""
+    (:data:`SEED_ONLY`) and of code whose work no client sees (:data:`NO_CLIENT`) are counted
+    apart, never run; and of a module :data:`IN_SCOPE` names, only its listed functions are
+    mutated."""
 
     name: str
     modules: tuple[str, ...]
@@ -382,6 +385,19 @@ SEED_ONLY: tuple[Region, ...] = tuple(Region(*entry) for entry in (
     ("smpref/model/effects.py", "_lget",
      "the seed design's LGET (a deployed LGET is DeployedLGET, deployed_effects._lget)"),
 ))
+#: code a deployed server runs whose work no conformance run can see: sweeps that need the
+#: server's clock moved (only the embedded server allows it; the cases that do are left out of
+#: a deployed run), and what the model reports to the coverage observer, which no client ever
+#: receives; tests/test_mutation_scope.py checks where each is called from
+NO_CLIENT: tuple[Region, ...] = tuple(Region(*entry) for entry in (
+    ("smpref/model/server.py", "Server.expire",
+     "a whole expiry sweep: run when the server's clock is moved (RET-7)"),
+    ("smpref/model/server.py", "Server.sweep", "a slice of the expiry sweep (RET-7)"),
+    ("smpref/model/server.py", "reported",
+     "the requirement IDs a rule reports to the coverage observer"),
+    ("smpref/model/effects.py", "_link_rule",
+     "the requirement ID securing reports to the coverage observer"),
+))
 #: the functions of a module that hold the protocol handling the deployed target mutates
 IN_SCOPE: tuple[Region, ...] = tuple(Region(*entry) for entry in (
     ("smpref/serve/listener.py", "SmpServer._route",
@@ -413,11 +429,12 @@ def out_of_scope(target: Target, module: str, source: str) -> dict[int, str]:
         return {}
     spans = _functions(source)
     lines: dict[int, str] = {}
-    for region in SEED_ONLY:
-        if region.module == module:
-            first, last = spans[region.function]
-            lines.update(dict.fromkeys(range(first, last + 1),
-                                       f"{SEED_RUN}: {region.function}: {region.why}"))
+    for prefix, regions in ((SEED_RUN, SEED_ONLY), (UNSEEN, NO_CLIENT)):
+        for region in regions:
+            if region.module == module:
+                first, last = spans[region.function]
+                lines.update(dict.fromkeys(range(first, last + 1),
+                                           f"{prefix}: {region.function}: {region.why}"))
     scoped = [r for r in IN_SCOPE if r.module == module]
     if scoped:
         kept = {n for r in scoped for n in range(spans[r.function][0], spans[r.function][1] + 1)}
@@ -714,8 +731,10 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
         outcome = result["test_outcome"] if result["worker_outcome"] == "normal" else \
             result["worker_outcome"]
         output = result.get("output") or ""
-        if outcome == "skipped" and output.startswith((SEED_RUN, OUTSIDE)):
-            outcome = "seed design only" if output.startswith(SEED_RUN) else "outside"
+        for prefix, kind in ((SEED_RUN, "seed design only"), (OUTSIDE, "outside"),
+                             (UNSEEN, "no client sees it")):
+            if outcome == "skipped" and output.startswith(prefix):
+                outcome = kind
         if outcome == "skipped" and output.startswith(NOT_RUN):
             outcome = "equivalent, not run"
             mutation = jobs[job_id]["mutations"][0]
@@ -734,7 +753,7 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
                               "equivalent": equivalent(module, mutation["operator_name"],
                                                        diff)})
     mutants = sum(n for k, n in outcomes.items()
-                  if k not in ("skipped", "seed design only", "outside"))
+                  if k not in ("skipped", "seed design only", "outside", "no client sees it"))
     killed = outcomes.get("killed", 0) + outcomes.get("timeout", 0)
     # equivalent survivors, and mutants cosmic-ray could not run ("incompetent"), are not
     # counted against the tests
@@ -742,6 +761,7 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
     seconds_per_mutant = seconds / max(1, mutants - outcomes.get("equivalent, not run", 0))
     return {"target": target.name, "module": module, "mutants": mutants, "killed": killed,
             "seed_only": outcomes.get("seed design only", 0),
+            "unseen": outcomes.get("no client sees it", 0),
             "survived": outcomes.get("survived", 0), "equivalent": explained,
             "outcomes": outcomes,
             "kill_rate": round(killed / (mutants - explained), 4) if mutants > explained
@@ -819,8 +839,8 @@ def _print_summary(results: list[dict[str, Any]], summary: dict[str, Any],
         print(f"{r['module']:30} {r['mutants']:>8} {r['killed']:>7} {r['equivalent']:>6} "
               f"{other:>6} {float(str(r['kill_rate'])):>7.1%} {r['seconds']:>8}")
     for name, t in summary["targets"].items():
-        apart = f" ({t['seed_only']} of the seed design's own code not judged)" \
-            if t["seed_only"] else ""
+        apart = f" (not judged: {t['seed_only']} of the seed design's own code, " \
+            f"{t['unseen']} that no client sees)" if t["seed_only"] or t["unseen"] else ""
         print(f"target {name}: {t['killed']} of {t['mutants']} killed, {t['equivalent']} "
               f"equivalent: {t['kill_rate']:.1%} of the others{apart}")
     if plans:
@@ -878,7 +898,8 @@ def main(argv: list[str] | None = None) -> int:
     by_target: dict[str, dict[str, int]] = {}
     for r in results:
         total = by_target.setdefault(str(r["target"]), {"mutants": 0, "killed": 0,
-                                                        "equivalent": 0, "seed_only": 0})
+                                                        "equivalent": 0, "seed_only": 0,
+                                                        "unseen": 0})
         for key in total:
             total[key] += int(str(r[key]))
     summary = {"seconds": round(time.monotonic() - started, 1),

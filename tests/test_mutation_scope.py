@@ -93,3 +93,40 @@ def test_the_scope_names_functions_that_exist_and_covers_only_them() -> None:
     model = next(t for t in RUN.TARGETS if t.name == "model rules")
     assert RUN.out_of_scope(model, "smpref/model/effects.py",
                             (REPO / "smpref/model/effects.py").read_text()) == {}
+
+
+def _observed_only(source: str, name: str) -> bool:
+    """Whether every call of ``name`` in ``source`` is an argument of an ``observe`` call
+    (what the model reports to the coverage observer, which no client receives)."""
+    tree = ast.parse(source)
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "observe":
+            inside |= {id(n) for arg in node.args for n in ast.walk(arg)}
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name) and n.func.id == name]
+    return bool(calls) and all(id(c) in inside for c in calls)
+
+
+def test_what_no_client_sees_is_reported_to_the_observer_or_run_by_a_sweep() -> None:
+    package = REPO / "smpref"
+    for region in RUN.NO_CLIENT:
+        source = (REPO / region.module).read_text()
+        name = region.function.rpartition(".")[2]
+        if name in ("expire", "sweep"):
+            # the server's own sweep (RET-7), which expires what is older than the retention
+            # period (RET-5): in a server, only the engine's sweep runs it; the test tools
+            # (smpref.testing, the campaigns) move a clock of their own
+            callers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
+                             if f".{name}(" in p.read_text())
+            served = {c for c in callers if not c.startswith(("testing/", "campaign/"))}
+            assert served <= {"model/server.py", "serve/engine.py"}, (region, callers)
+        else:
+            assert _observed_only(source, name), region
+
+
+def test_a_value_sent_to_a_client_is_not_observation_only() -> None:
+    """The check above can fail: ``answer`` builds what a session is sent."""
+    assert not _observed_only((REPO / "smpref/model/effects.py").read_text(), "answer")
+    assert _observed_only((REPO / "smpref/model/effects.py").read_text(), "_link_rule")
