@@ -223,10 +223,14 @@ def _progress_printer(console: Console, enabled: bool) -> Callable[[Result, int,
               metavar="N",
               help="Force protocol version N: a deployed version (6 to 18; ALPN smp/1 only) "
                    "or the seed version 1000. Default: the server's choice, seed first.")
+@click.option("--repeat", type=click.IntRange(min=1, max=100), default=1, show_default=True,
+              help="Run the selected cases this many times in a row against the same server.")
+@click.option("--shuffle", type=click.IntRange(min=0), default=None, metavar="SEED",
+              help="Run each round in an order drawn from SEED (default: the listed order).")
 def conform(address: str | None,  # noqa: PLR0917 - click passes options
             include: tuple[str, ...], exclude: tuple[str, ...],
             json_path: Path | None, junit_path: Path | None, timeout: float, list_only: bool,
-            quiet: bool, version: int | None) -> None:
+            quiet: bool, version: int | None, repeat: int, shuffle: int | None) -> None:
     """Check an SMP server case by case (without ADDRESS: an embedded server).
 
     Exit status: 0 when no case fails, 1 when any fails, 2 on a usage or connection error.
@@ -249,6 +253,7 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     cases = runner.select(list(include), list(exclude))
     if not cases:
         fail("no case matches --cases/--exclude")
+    cases = runner.rounds(cases, repeat, shuffle)
     if list_only:
         for case in cases:
             click.echo(f"{case.id}\t{case.needs}\t{','.join(case.requirements)}\t{case.title}")

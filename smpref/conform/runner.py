@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import json
+import random
 import secrets
 import tempfile
 import time
@@ -84,6 +85,20 @@ def select(include: list[str] | None = None, exclude: list[str] | None = None) -
     chosen = [c for c in CASES if not include or any(fnmatch.fnmatchcase(c.id, g)
                                                       for g in include)]
     return [c for c in chosen if not any(fnmatch.fnmatchcase(c.id, g) for g in exclude or [])]
+
+
+def rounds(cases: list[Case], repeat: int = 1, shuffle: int | None = None) -> list[Case]:
+    """``cases`` ``repeat`` times in a row; with ``shuffle``, each round in its own order drawn
+    from that seed. A case learns what it needs from the server and cleans up after itself, so
+    it passes whatever ran before it on the same server."""
+    order = random.Random(shuffle)
+    out: list[Case] = []
+    for _ in range(repeat):
+        round_ = list(cases)
+        if shuffle is not None:
+            order.shuffle(round_)
+        out += round_
+    return out
 
 
 async def probe(address: str, timeout: float, version: int | None = None) -> SmpClient:
