@@ -175,9 +175,15 @@ DEVIATIONS: list[Deviation] = [
     # --- DIV-38: what is not served -------------------------------------------------------------
     plant("DIV-38", "a service signature is ignored and the command served",
           "smpref/model/server.py",
-          "        if tx.service_signature is not None:  # AUTH-4\n"
+          "        if tx.service_signature is not None and session.dialect is Dialect.SEED:  "
+          "# AUTH-4\n"
           "            return [self._error(session_id, tx.corr_id, tx.entity_id, \"SERVICE\")]\n",
-          ""),
+          "",
+          ("smpref/model/server.py",
+           "            if tx.service_signature is not None:  # deployed SMP: a client that is "
+           "no service\n"
+           "                return [self._error(session_id, tx.corr_id, tx.entity_id, "
+           "_unserved(step))]\n", "")),
     plant("DIV-38", "a client hello that announces a service is accepted, the service ignored",
           "smpref/wire/hellos.py",
           "        if version >= SERVICE_VERSION and r.maybe():\n"

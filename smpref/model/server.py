@@ -89,7 +89,7 @@ class Server(ServerState):
         if sent_session is not None and sent_session != session_id:
             # below version 7 the transmission names its session (DEP-11)
             return [self._error(session_id, tx.corr_id, b"", "SESSION")]
-        if tx.service_signature is not None:  # AUTH-4
+        if tx.service_signature is not None and session.dialect is Dialect.SEED:  # AUTH-4
             return [self._error(session_id, tx.corr_id, tx.entity_id, "SERVICE")]
         try:
             message = decode_message(tx.command, kind="command", dialect=session.dialect,
@@ -110,6 +110,8 @@ class Server(ServerState):
             return [self._error(session_id, tx.corr_id, tx.entity_id, "CMD PROHIBITED")]
         try:  # the lookup, a guard or an effect may meet a store that cannot read or write
             step = self._step(session, tx, message)
+            if tx.service_signature is not None:  # deployed SMP: a client that is no service
+                return [self._error(session_id, tx.corr_id, tx.entity_id, _unserved(step))]
             rule = decide_step(step)
             self.observe(rule.name, reported(rule.requirements, session.dialect))
             out = EFFECTS[rule.effect](step) if rule.effect is not None else []
@@ -193,6 +195,14 @@ def reported(requirements: tuple[str, ...], dialect: Dialect) -> tuple[str, ...]
         return requirements
     kept = tuple(r for r in requirements if not r.startswith(_SEED_ONLY_PREFIXES))
     return kept if "DEP-2" in kept else (*kept, "DEP-2")
+
+
+def _unserved(step: Step[Command]) -> str:
+    """A deployed session's answer to a service signature (DEP-10, AUTH-4): deployed checks
+    it once the command decoded, its credential rule held and its queue was found, so an
+    entity ID that names no queue is still ``AUTH`` (simplexmq Server.hs:1230-1243, 1271-1277)."""
+    names_queue = step.command.DEF.entity in (*_ROLE_OF_ENTITY, "link_id")
+    return "AUTH" if names_queue and step.queue is None else "SERVICE"
 
 
 def queue_key(signer: str, queue: QueueRecord) -> PublicKey | None:

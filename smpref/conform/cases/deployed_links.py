@@ -10,7 +10,7 @@ Versions (DEP-12): deployed's parser gates only NEW by version (simplexmq Protoc
 so LSET, LDEL, LGET and LKEY work at every version 6-18 on a queue whose state allows them
 (Server.hs:1454-1498). What the version decides is the queue NEW can make: below 9 a queue has
 no mode, so it reads as a contact queue while unsecured and LKEY never applies to it
-(Server.hs:1276-1306); from 9 NEW says messaging or contact; from 15 NEW can carry the link,
+(Server.hs:1287-1306); from 9 NEW says messaging or contact; from 15 NEW can carry the link,
 and below 15 a NEW in that layout does not parse.
 
 The LinkId of a contact link is derived from its fixed data (DIV-8), so every run makes new
@@ -58,7 +58,7 @@ case = group.case
 @dataclass
 class _Link:
     """A link's secrets, its sealed fixed part (sealed once: LSET must repeat it byte for byte
-    to keep it, Server/QueueStore/STM.hs:173-177) and its LinkId."""
+    to keep it, Server/QueueStore/STM.hs:173-176) and its LinkId."""
 
     fixed: bytes
     root: bytes
@@ -272,7 +272,7 @@ async def _new_messaging(ctx: Context) -> str | None:
     assert ids is not None
     if ids.queue_mode is not ConnectionMode.Invitation:
         raise Fail(f"IDS names mode {ids.queue_mode}, NEW asked for a messaging queue")
-    # the server chooses a messaging link's LinkId (Server.hs:1516): 24 bytes, as every ID
+    # the server chooses a messaging link's LinkId (Server.hs:1517): 24 bytes, as every ID
     if ids.link_id is None or len(ids.link_id) != 24:
         raise Fail(f"IDS of a NEW with a messaging link names no 24-byte LinkId: {ids.link_id!r}")
     if ids.link_id in (ids.rcv_id, ids.snd_id):
@@ -297,7 +297,6 @@ async def _new_ids(ctx: Context) -> str | None:
                    f"{SHORT_LINKS} (dlink.new-contact checks what such a NEW gets)")
     link = _contact_link(ctx)
     first, first_corr = await _create_linked(ctx, owner, "C", link, b"first")
-    assert first.ids is not None
     # a sender ID that is not SHA3-384(corrId)[0:24], above or below it (Server.hs:1520-1524)
     for mode in ("C", "M"):
         for wrong in (bytes(24), b"\xff" * 24):
@@ -368,11 +367,10 @@ async def _lset_refused(ctx: Context) -> str | None:
     _version(ctx)
     queue, link = await ctx.create(owner, "C"), _contact_link(ctx)
     ctx.expect(await _lset(ctx, owner, queue, link, b"kept"), "OK", step="LSET")
-    # the same LinkId, another fixed part: AUTH (STM.hs:176-177), whether it differs in
-    # its first byte or its last
-    fixed = link.enc_fixed
-    for other_fixed in (bytes([fixed[0] ^ 0x80]) + fixed[1:],
-                        fixed[:-1] + bytes([fixed[-1] ^ 1])):
+    # the same LinkId, another fixed part: AUTH (STM.hs:175-176), whether the other sorts
+    # before the stored one or after it (any difference counts)
+    size = len(link.enc_fixed)
+    for other_fixed in (bytes(size), b"\xff" * size):
         changed = _Link(link.fixed, link.root, link.sb_key, other_fixed, link.link_id)
         ctx.expect(await _lset(ctx, owner, queue, changed, b"changed"), error="AUTH",
                    step="LSET with the queue's LinkId and another fixed part")
@@ -408,7 +406,7 @@ async def _lset_messaging(ctx: Context) -> str | None:
                step="LSET on an unsecured queue")
     if v < SENDER_SECURES:
         # NEW below 9 makes a queue without a mode: while unsecured it reads as a contact
-        # queue, LGET answers and LKEY (messaging queues only) is AUTH (Server.hs:1293-1302)
+        # queue, LGET answers and LKEY (messaging queues only) is AUTH (Server.hs:1293-1301)
         _lnk(await _lget(ctx, sender, link.link_id), link, queue.sid, b"offer 1",
              f"LGET of a queue created at version {v} (no mode)")
         ctx.expect(await _lkey(ctx, sender, link.link_id, ctx.key()), error="AUTH",
@@ -440,8 +438,7 @@ async def _lkey_case(ctx: Context) -> str | None:
         # no queue made below 9 has the messaging mode LKEY needs (Server.hs:1293-1295, 1463)
         queue = await ctx.create(owner, "M")
         link = _invitation_link(ctx, ctx.random(24))
-        ctx.expect(await _lset(ctx, owner, queue, link, b"offer"), "OK",
-                   step="LSET")
+        ctx.expect(await _lset(ctx, owner, queue, link, b"offer"), "OK", step="LSET")
         ctx.expect(await _lkey(ctx, sender, link.link_id, ctx.key()), error="AUTH",
                    step=f"LKEY on a queue created at version {v} (no mode)")
         ctx.expect(await ctx.send(sender, queue, b"unsigned"), "OK",
@@ -450,7 +447,7 @@ async def _lkey_case(ctx: Context) -> str | None:
         return f"version {v}: the queue has no mode; LKEY is AUTH"
     queue, link = await _messaging_link(ctx, owner, b"offer")
     k, other = ctx.key(), ctx.key()
-    # LKEY needs an authorization (Protocol.hs:1741-1743) and it must be by the key it
+    # LKEY needs an authorization (Protocol.hs:1739-1741) and it must be by the key it
     # carries (Server.hs:1255, 1287-1288)
     reply = await ctx.request(sender, DeployedLKEY(sender_key=k.public), link.link_id)
     ctx.expect(reply, error="CMD NO_AUTH", step="LKEY without an authorization")
@@ -466,6 +463,9 @@ async def _lkey_case(ctx: Context) -> str | None:
          "LKEY again with the same key")
     ctx.expect(await _lkey(ctx, sender, link.link_id, other), error="AUTH",
                step="LKEY with another key")
+    # secured, the messaging queue takes no LSET from its owner (Server.hs:1486)
+    ctx.expect(await _lset(ctx, owner, queue, link, b"late"), error="AUTH",
+               step="LSET on the queue LKEY secured")
     queue.sender_key = k
     ctx.expect(await ctx.send(sender, queue, b"signed"), "OK", step="SEND signed with k")
     Context.expect_bodies(await ctx.receive(owner, queue, 2, via_get=True),
@@ -480,8 +480,7 @@ async def _lkey_contact(ctx: Context) -> str | None:
     owner, sender = await ctx.connect(), await ctx.connect()
     _version(ctx)
     queue, link = await ctx.create(owner, "C"), _contact_link(ctx)
-    ctx.expect(await _lset(ctx, owner, queue, link, b"address"), "OK",
-               step="LSET")
+    ctx.expect(await _lset(ctx, owner, queue, link, b"address"), "OK", step="LSET")
     k = ctx.key()
     # LKEY's key is allowed on messaging queues only (Server.hs:1287-1295)
     ctx.expect(await _lkey(ctx, sender, link.link_id, k), error="AUTH",
@@ -503,13 +502,22 @@ async def _first_send(ctx: Context) -> str | None:
     contact, address = await ctx.create(owner, "C"), _contact_link(ctx)
     ctx.expect(await _lset(ctx, owner, contact, address, b"address"), "OK",
                step="LSET on a contact queue")
-    for body in (b"request 1", b"request 2"):
-        ctx.expect(await ctx.send(sender, contact, body), "OK", step="SEND to a contact queue")
+    ctx.expect(await ctx.send(sender, contact, b"request"), "OK",
+               step="SEND to a contact queue")
     _lnk(await _lget(ctx, sender, address.link_id), address, contact.sid, b"address",
-         "LGET of a contact queue after SENDs")
-    await _delete(ctx, owner, contact)
+         "LGET of a contact queue after a SEND")
     if v < SENDER_SECURES:
-        return f"version {v}: no messaging queue can be made; contact queue only"
+        # a queue without a mode is not secured here: once secured, deployed drops its link
+        # at the next SEND where smpref keeps it (DIV-39)
+        await _delete(ctx, owner, contact)
+        return f"version {v}: no messaging queue can be made; an unsecured contact queue only"
+    # secured by KEY, a contact queue is still no messaging queue: SENDs keep its link
+    await ctx.secure(owner, contact)
+    ctx.expect(await ctx.send(sender, contact, b"signed"), "OK",
+               step="signed SEND to a contact queue secured with KEY")
+    _lnk(await _lget(ctx, sender, address.link_id), address, contact.sid, b"address",
+         "LGET of a secured contact queue after a SEND")
+    await _delete(ctx, owner, contact)
     # secured by LKEY: SENDs before securing keep the link, the first after it drops it
     queue, link = await _messaging_link(ctx, owner, b"offer")
     k = ctx.key()
@@ -543,8 +551,7 @@ async def _ldel(ctx: Context) -> str | None:
     ctx.expect(await ctx.request(owner, DeployedLDEL(), queue.rid, queue.key), "OK",
                step="LDEL on a queue without a link")
     link = _contact_link(ctx)
-    ctx.expect(await _lset(ctx, owner, queue, link, b"profile"), "OK",
-               step="LSET")
+    ctx.expect(await _lset(ctx, owner, queue, link, b"profile"), "OK", step="LSET")
     _lnk(await _lget(ctx, reader, link.link_id), link, queue.sid, b"profile", "LGET")
     ctx.expect(await ctx.request(owner, DeployedLDEL(), queue.rid, queue.key), "OK",
                step="LDEL")
@@ -569,8 +576,7 @@ async def _unknown(ctx: Context) -> str | None:
     owner, other = await ctx.connect(), await ctx.connect()
     _version(ctx)
     queue, link = await ctx.create(owner, "C"), _contact_link(ctx)
-    ctx.expect(await _lset(ctx, owner, queue, link, b"profile"), "OK",
-               step="LSET")
+    ctx.expect(await _lset(ctx, owner, queue, link, b"profile"), "OK", step="LSET")
     # LGET and LKEY look the entity up among LinkIds only (STM.hs:141): an unknown ID, and
     # the queue's own recipient and sender IDs, name no link
     for name, entity in (("an unknown ID", ctx.random(24)), ("the recipient ID", queue.rid),
