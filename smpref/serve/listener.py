@@ -76,7 +76,13 @@ from smpref.text.addresses import server_address
 from smpref.transport.credentials import SIGN_ALGORITHMS, ServerCredentials, load_or_create
 from smpref.transport.handshake import Accepted
 from smpref.transport.streams import BlockStream, accept
-from smpref.transport.tls import TlsRefusal, server_context, session_id, sni_of
+from smpref.transport.tls import (
+    TlsRefusal,
+    send_handshake_alerts,
+    server_context,
+    session_id,
+    sni_of,
+)
 from smpref.transport.versions import (
     DEPLOYED_VERSIONS,
     SEED_ALPN,
@@ -334,6 +340,7 @@ class SmpServer:
                      sign_algorithm=self.credentials.algorithm)
 
     async def _listen(self, port: int, *, web: bool) -> asyncio.Server:
+        send_handshake_alerts()
         context = server_context(self.credentials, web=web,
                                  on_refused=functools.partial(self._tls_refused, port, web))
         return await asyncio.start_server(

@@ -14,6 +14,7 @@ defaults, which include Ed25519 and Ed448.
 from __future__ import annotations
 
 import _ssl
+import contextlib
 import ctypes
 import datetime
 import functools
@@ -22,6 +23,7 @@ import itertools
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
@@ -259,6 +261,33 @@ def server_context(credentials: ServerCredentials, *, web: bool = False,
 
     main.sni_callback = choose
     return main
+
+
+def send_handshake_alerts() -> None:
+    """Make asyncio send the alert a failed TLS handshake ends with (TRANS-14, TRANS-15).
+
+    When OpenSSL refuses a handshake it writes its alert (``no_application_protocol`` for a
+    client whose ALPN names no token the server has) into the connection's outgoing buffer;
+    asyncio's SSL protocol then closes the transport without writing that buffer (CPython
+    3.11-3.13 ``asyncio/sslproto.py``, ``_on_handshake_complete``), so the client sees the
+    connection end, not the alert deployed's tls library sends. This writes the buffer first.
+    Idempotent; a Python whose asyncio lacks the hook is left as it is."""
+    from asyncio import sslproto
+
+    protocol: Any = sslproto.SSLProtocol
+    if getattr(protocol, "_smpref_sends_alerts", False) or not hasattr(
+            protocol, "_process_outgoing"):
+        return
+    complete = protocol._on_handshake_complete
+
+    def _on_handshake_complete(self: Any, handshake_exc: BaseException | None) -> None:
+        if handshake_exc is not None:
+            with contextlib.suppress(Exception):  # the transport may be gone already
+                self._process_outgoing()
+        complete(self, handshake_exc)
+
+    protocol._on_handshake_complete = _on_handshake_complete
+    protocol._smpref_sends_alerts = True
 
 
 def _base_server_context(certfile: str, keyfile: str) -> ssl.SSLContext:
