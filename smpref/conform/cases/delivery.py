@@ -1,4 +1,5 @@
-"""Delivery and subscriptions: SEND pushed to a subscriber, redelivery, END and DELD, GET and SUB on one session, ACK (MSG-2, MSG-3, MSG-4, MSG-8, MSG-9, CMD-16..CMD-19, CMD-33).
+"""Delivery and subscriptions: SEND pushed to a subscriber, redelivery, END and DELD, GET and
+SUB on one session, ACK (MSG-2, MSG-3, MSG-4, MSG-8, MSG-9, CMD-16..CMD-19, CMD-33).
 
 What deployed SMP does comes from simplexmq's Server.hs (6.5.5, commit 92598c2); each case cites
 the lines it relies on. Every case starts from an empty queue: in the seed design a new queue
@@ -11,16 +12,20 @@ from __future__ import annotations
 
 import asyncio
 
-from smpref.client.connection import SmpClient
+from smpref.client.connection import SmpClient, at_version, open_deployed_message
 from smpref.client.core import AuthKeyPair, Reply
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
-from smpref.errors import ClientError, Fail
+from smpref.errors import ClientError, CryptoError, Fail
 from smpref.wire.messages import ACK, COUNT, DEL, GET, IDS, KEY, MSG, OFF, SUB
 from smpref.wire.structs import Command
 
 group = CaseGroup("delivery")
 case = group.case
+
+#: MSG's sealed body: the message padded to 16106 bytes (QENC-7, DEP-7; simplexmq
+#: Protocol.hs:310-313, Crypto.hs:1314-1316), and the 16-byte tag of crypto_box
+SEALED_BODY = 16106 + 16
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -52,13 +57,15 @@ async def _connect(ctx: Context) -> SmpClient:
 
 
 async def _answer_first(ctx: Context, client: SmpClient, message: Command, entity: bytes,
-                        key: AuthKeyPair, step: str) -> Reply:
+                        key: AuthKeyPair, *, step: str) -> Reply:
     """Send one command and return its answer; fail if the server pushed anything on this
     connection before that answer (a command's answer precedes what it makes the server push,
-    MSG-2: deployed puts the answer first in the block, Server.hs:1188-1194)."""
+    MSG-2: deployed puts the answer first in the block, Server.hs:1189-1191)."""
     log = client.events
     assert isinstance(log, _PushLog), "connect with _connect"
-    corr, data = client.session.transmission(message, entity, key)
+    version = client.session.version  # None: the seed design
+    corr, data = client.session.transmission(
+        message if version is None else at_version(message, version), entity, key)
     answer = client.answer(corr)
     log.awaiting, log.early = answer, []
     try:
@@ -86,7 +93,7 @@ def _sub_answer(ctx: Context) -> str:
 async def _subscribe(ctx: Context, client: SmpClient, q: Queue, step: str = "SUB") -> None:
     """SUB answered exactly as the version answers it, with nothing pushed before the answer
     (deployed: the answer, then MSG, Server.hs:1634-1644)."""
-    reply = await _answer_first(ctx, client, SUB(), q.rid, q.key, step)
+    reply = await _answer_first(ctx, client, SUB(), q.rid, q.key, step=step)
     ctx.expect(reply, _sub_answer(ctx), step=step)
 
 
@@ -101,6 +108,28 @@ def _opened(ctx: Context, q: Queue, reply: Reply, body: bytes, step: str) -> byt
     if (kind, got) != ("message", body):
         raise Fail(f"{step}: delivered {kind} {got!r}, expected the message {body!r}")
     return msg.msg_id
+
+
+def _flags(ctx: Context, q: Queue, reply: Reply, step: str) -> tuple[bool, bool | None]:
+    """The notification and last flags of a delivered message; deployed SMP has no last flag
+    (DIV-21), None there."""
+    msg = ctx.message(reply, MSG, step)
+    try:
+        if not ctx.extended:
+            return open_deployed_message(q.owner.rcv_dh_secret, msg).notification, None
+        body, _ = q.owner.unseal(msg)
+    except CryptoError as exc:
+        raise Fail(f"{step}: MSG does not open for the queue's owner: {exc}") from None
+    return body.flags.notification, body.flags.last
+
+
+def _last(ctx: Context, q: Queue, reply: Reply, last: bool, step: str) -> None:
+    """In the seed design, fail unless the delivered record carries ``last`` as expected: only
+    the only record left in a suspended queue is flagged (ROT-4)."""
+    flag = _flags(ctx, q, reply, step)[1]
+    if ctx.extended and flag is not last:
+        raise Fail(f"{step}: the record carries last={flag}, expected {last}: only the only "
+                   "record left in a suspended queue is flagged (ROT-4)")
 
 
 async def _pushed(ctx: Context, client: SmpClient, q: Queue, body: bytes, step: str) -> bytes:
@@ -169,7 +198,7 @@ async def _deliver_push(ctx: Context) -> str | None:
     await _send(ctx, sender, q, b"one")
     msg_id = await _pushed(ctx, owner, q, b"one", "MSG pushed after SEND")
     # with a message in flight nothing more is pushed (Server.hs:1926); ACK answers the next
-    # message (Server.hs:1807-1813, tryDelPeekMsg: Server/MsgStore/Types.hs:104-110)
+    # message (Server.hs:1805-1812, tryDelPeekMsg: Server/MsgStore/Types.hs:104-110)
     await _send(ctx, sender, q, b"two", b"three")
     await _quiet(ctx, owner, "no MSG while one is in flight, unacknowledged")
     for body in (b"two", b"three"):
@@ -192,12 +221,12 @@ async def _deliver_sub_waiting(ctx: Context) -> str | None:
     owner, sender = await _connect(ctx), await _connect(ctx)
     q = await _empty_queue(ctx, owner)
     await _send(ctx, sender, q, b"a", b"b")
-    # the answer, then the first message (Server.hs:1634-1644, 1188-1194)
+    # the answer, then the first message (Server.hs:1634-1644, 1189-1191)
     await _subscribe(ctx, owner, q, "SUB with two messages waiting")
     first = await _pushed(ctx, owner, q, b"a", "MSG after SUB")
     await _quiet(ctx, owner, "one message in flight at a time")
     # a repeated SUB forgets what is in flight and delivers the first message again; it
-    # subscribes no other session, so no END (Server.hs:1623-1632)
+    # subscribes no other session, so no END (Server.hs:1619-1631)
     await _subscribe(ctx, owner, q, "SUB repeated on the same session")
     _same("MSG after the repeated SUB",
           await _pushed(ctx, owner, q, b"a", "MSG after the repeated SUB"), first)
@@ -223,8 +252,8 @@ async def _deliver_takeover(ctx: Context) -> str | None:
     await _subscribe(ctx, b, q, "SUB from a second session")
     _same("MSG to the second session",
           await _pushed(ctx, b, q, b"one", "MSG to the second session"), one)
-    # END to the previous subscriber, whose subscription is removed (Server.hs:279-281,
-    # 326-339); deployed sends it with the next batch of events
+    # END to the previous subscriber, whose subscription is removed (Server.hs:283-284,
+    # 326-329, 342-343); deployed sends it with the next batch of events
     await ctx.ended(a, q.rid)
     ctx.expect(await _ack(ctx, a, q, one), error="NO_MSG",
                step="ACK on the session whose subscription moved (Server.hs:1794)")
@@ -236,7 +265,7 @@ async def _deliver_takeover(ctx: Context) -> str | None:
     # no longer subscribed, the first session may read with GET (Server.hs:1666-1668)
     ctx.expect(await _get(ctx, a, q), "OK", step="GET on the empty queue from the session "
                "whose subscription moved")
-    await _quiet(ctx, b, "no END to the new subscriber")
+    await _quiet(ctx, b, "no END to the new subscriber")  # it would have come with a's
     await _delete(ctx, a, q)
     return None
 
@@ -256,11 +285,13 @@ async def _deliver_del_ends(ctx: Context) -> str | None:
     ctx.expect(await ctx.request(a, DEL(), own.rid, own.key), "OK",
                step="DEL of the queue this session subscribed to")
     # DELD (END below 10, Protocol.hs:1848-1850) to the other subscriber; the deleting session
-    # drops its own subscription and is not told (Server.hs:2052-2054, 289-291, 326-329)
+    # drops its own subscription and is not told (Server.hs:2052-2054, 285-289, 320-323)
     await ctx.ended(b, q.rid, deleted=True)
+    # deployed sends every connection's gathered events in one pass (Server.hs:413-436): one
+    # for the deleting session would have come with b's
     await _quiet(ctx, a, "no END or DELD to the session that deleted")
     await _quiet(ctx, b, "one event for the deleted queue")
-    # the queue is gone: its IDs name nothing (AUTH, Server.hs:1230-1238)
+    # the queue is gone: its IDs name nothing (AUTH, Server.hs:1229-1237)
     later: list[tuple[str, SmpClient, Command, bytes, AuthKeyPair | None]] = [
         ("SUB", a, SUB(), q.rid, q.key), ("SUB", b, SUB(), q.rid, q.key),
         ("GET", a, GET(), q.rid, q.key), ("ACK", b, ACK(msg_id=in_flight), q.rid, q.key),
@@ -281,7 +312,7 @@ async def _deliver_get_sub_exclusive(ctx: Context) -> str | None:
     # GET marks the session even on an empty queue (Server.hs:1666-1668, 1680-1687)
     ctx.expect(await _get(ctx, getter, q), "OK", step="GET on an empty queue")
     ctx.expect(await ctx.request(getter, SUB(), q.rid, q.key), error="CMD PROHIBITED",
-               step="SUB after GET on the same session (Server.hs:1626-1629)")
+               step="SUB after GET on the same session (Server.hs:1625-1629)")
     await _subscribe(ctx, subscriber, q, "SUB from another session")
     ctx.expect(await _get(ctx, subscriber, q), error="CMD PROHIBITED",
                step="GET on a subscribed session (Server.hs:1675-1678)")
@@ -432,12 +463,12 @@ async def _deliver_two_readers(ctx: Context) -> str | None:
     ctx.expect(await _ack(ctx, getter, q, one), "OK", step="the other session's ACK")
     await _quiet(ctx, subscriber, "nothing pushed when another session removes a message")
     # the ID matches what is in flight; 'one' is gone, so tryDelPeekMsg removes nothing and
-    # returns the first message, 'two' (Server.hs:1807-1813, Server/MsgStore/Types.hs:104-110)
+    # returns the first message, 'two' (Server.hs:1805-1812, Server/MsgStore/Types.hs:104-110)
     two = _opened(ctx, q, await _ack(ctx, subscriber, q, one), b"two",
                   "the subscriber's ACK of the removed message")
     _same("GET of 'two'", _opened(ctx, q, await _get(ctx, getter, q), b"two", "GET"), two)
     ctx.expect(await _ack(ctx, getter, q, two), "OK", step="the other session's ACK of 'two'")
-    # a repeated SUB forgets what was in flight; the queue is empty (Server.hs:1631-1632)
+    # a repeated SUB forgets what was in flight; the queue is empty (Server.hs:1630-1631)
     await _subscribe(ctx, subscriber, q, "SUB repeated on the emptied queue")
     await _quiet(ctx, subscriber, "nothing after SUB on an empty queue")
     ctx.expect(await _ack(ctx, subscriber, q, two), error="NO_MSG",
@@ -447,14 +478,19 @@ async def _deliver_two_readers(ctx: Context) -> str | None:
 
 
 @case("deliver.suspended", "after OFF, SEND is ERR AUTH but the stored messages are still "
-      "delivered by SUB, ACK and GET; OFF answers OK (deployed) or COUNT (seed), when repeated too",
-      "ROT-3", "MSG-1", "DIV-19", "DEP-4")
+      "delivered by SUB, ACK and GET; OFF answers OK (deployed) or COUNT (seed), when repeated "
+      "too; in the seed design only the only record left is flagged last",
+      "ROT-3", "ROT-4", "MSG-1", "DIV-19", "DIV-21", "DEP-4")
 async def _deliver_suspended(ctx: Context) -> str | None:
     owner, sender, reader = await _connect(ctx), await _connect(ctx), await _connect(ctx)
     q = await _empty_queue(ctx, owner)
     await _send(ctx, sender, q, b"1", b"2", b"3")
     await _subscribe(ctx, owner, q)
-    one = await _pushed(ctx, owner, q, b"1", "MSG after SUB")
+
+    def delivered(reply: Reply, body: bytes, last: bool, step: str) -> bytes:
+        msg_id = _opened(ctx, q, reply, body, step)
+        _last(ctx, q, reply, last, step)
+        return msg_id
 
     async def off(step: str, remaining: int) -> None:
         reply = await ctx.request(owner, OFF(), q.rid, q.key)
@@ -464,22 +500,56 @@ async def _deliver_suspended(ctx: Context) -> str | None:
             raise Fail(f"{step}: COUNT {count}, expected {remaining} (the one in flight "
                        "included, ROT-3)")
 
+    one = delivered(await ctx.event(owner, "MSG", q.rid), b"1", False, "MSG after SUB")
     await off("OFF", 3)
     await off("OFF repeated", 3)
-    # a suspended queue refuses SEND (Server.hs:1854-1857) and serves its recipient: only
-    # blocking stops recipient commands (Server.hs:1711-1714)
+    # a suspended queue refuses SEND (Server.hs:1850-1853) and serves its recipient: only
+    # blocking stops recipient commands (Server.hs:1710-1714)
     ctx.expect(await ctx.send(sender, q, b"late"), error="AUTH", step="SEND after OFF")
     await _subscribe(ctx, owner, q, "SUB on the suspended queue")
-    _same("MSG after SUB on the suspended queue", await _pushed(
-        ctx, owner, q, b"1", "MSG after SUB on the suspended queue"), one)
-    two = _opened(ctx, q, await _ack(ctx, owner, q, one), b"2", "ACK's answer after OFF")
-    _same("GET from another session", _opened(ctx, q, await _get(ctx, reader, q), b"2",
-                                              "GET on the suspended queue"), two)
-    three = _opened(ctx, q, await _ack(ctx, owner, q, two), b"3", "ACK's answer after OFF")
+    _same("MSG after SUB on the suspended queue", delivered(
+        await ctx.event(owner, "MSG", q.rid), b"1", False,
+        "MSG after SUB on the suspended queue, three records left"), one)
+    two = delivered(await _ack(ctx, owner, q, one), b"2", False,
+                    "ACK's answer after OFF, two records left")
+    _same("GET from another session", delivered(
+        await _get(ctx, reader, q), b"2", False, "GET on the suspended queue"), two)
+    three = delivered(await _ack(ctx, owner, q, two), b"3", True,
+                      "ACK's answer after OFF, the only record left")
     ctx.expect(await _ack(ctx, owner, q, three), "OK", step="ACK of the last message")
     await off("OFF on the drained queue", 0)
     ctx.expect(await ctx.send(sender, q, b"later"), error="AUTH", step="SEND to the drained "
                "suspended queue")
+    await _delete(ctx, owner, q)
+    return None
+
+
+@case("deliver.msg-body", "MSG: a 24-byte ID new for each message, the body sealed with the "
+      "ID as nonce and padded to 16106 bytes, the body and notification flag as sent",
+      "CMD-31", "QENC-7", "DEP-7", "MSG-2")
+async def _deliver_msg_body(ctx: Context) -> str | None:
+    owner, sender = await _connect(ctx), await _connect(ctx)
+    q = await _empty_queue(ctx, owner)
+    await _subscribe(ctx, owner, q)
+    seen: set[bytes] = set()
+    # msgIdBytes = 24 (Server/Main.hs:535); the sealed body is padded to 16106 whatever its
+    # size (Server.hs:2030-2038, Protocol.hs:794-800, Crypto.hs:1314-1316); the flag is SEND's
+    # (Server.hs:1886-1888)
+    for body, notify in ((b"short", False), (b"flagged", True), (ctx.random(10000), False)):
+        step = f"MSG of a {len(body)}-byte body{' with notification' if notify else ''}"
+        ctx.expect(await ctx.send(sender, q, body, notify=notify), "OK", step="SEND")
+        reply = await ctx.event(owner, "MSG", q.rid)
+        msg_id = _opened(ctx, q, reply, body, step)
+        sealed = len(ctx.message(reply, MSG, step).enc_body)
+        if len(msg_id) != 24 or msg_id in seen:
+            raise Fail(f"{step}: message ID {msg_id.hex()} is not a new 24-byte ID")
+        if sealed != SEALED_BODY:
+            raise Fail(f"{step}: sealed body of {sealed} bytes, expected {SEALED_BODY} "
+                       "(padded to 16106, QENC-7)")
+        if (flag := _flags(ctx, q, reply, step)[0]) is not notify:
+            raise Fail(f"{step}: the notification flag is {flag}, SEND's was {notify}")
+        seen.add(msg_id)
+        ctx.expect(await _ack(ctx, owner, q, msg_id), "OK", step="ACK")
     await _delete(ctx, owner, q)
     return None
 
@@ -490,7 +560,7 @@ async def _deliver_new_subscribed(ctx: Context) -> str | None:
     owner, sender = await _connect(ctx), await _connect(ctx)
     q = ctx.draft("C")
     reply = await _answer_first(ctx, owner, ctx.new_command(q, subscribe=True), b"", q.key,
-                                "NEW with subscribe mode")
+                                step="NEW with subscribe mode")
     ctx.expect(reply, "IDS", step="NEW with subscribe mode")
     q.ids = ctx.message(reply, IDS, "NEW")
     q.owner.created(q.ids)
@@ -499,7 +569,7 @@ async def _deliver_new_subscribed(ctx: Context) -> str | None:
         if ctx.open(q, initial)[0] != "control":
             raise Fail("the MSG after NEW with subscribe mode is not the Initial record")
         ctx.expect(await _ack(ctx, owner, q, initial.msg_id), "OK", step="ACK of the Initial")
-    # deployed subscribes the session without a SUB (Server.hs:1657-1663); the queue is empty
+    # deployed subscribes the session without a SUB (Server.hs:1654-1661); the queue is empty
     await _quiet(ctx, owner, "nothing more after NEW")
     await _send(ctx, sender, q, b"hello")
     msg_id = await _pushed(ctx, owner, q, b"hello", "MSG pushed to the creating session")
