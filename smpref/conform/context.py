@@ -27,6 +27,7 @@ from smpref.wire.messages import (
     KEY,
     MSG,
     NEW,
+    PING,
     SEND,
     SUB,
     ConnectionMode,
@@ -208,13 +209,26 @@ class Context:
         return await self.event(client, tag, entity,
                                 timeout=PENDING_EVENTS_INTERVAL + self.timeout)
 
-    async def no_event(self, client: SmpClient, seconds: float = 0.3) -> None:
-        """Fail if the server pushes anything within ``seconds``."""
-        try:
-            reply = await client.next_event(seconds)
-        except ClientError:
-            return
-        raise Fail(f"unexpected {reply.tag} pushed by the server")
+    async def no_event(self, client: SmpClient, seconds: float = 0.5, what: str = "") -> None:
+        """Fail (saying ``what`` was expected) if the server pushes anything to ``client``
+        before it answers a PING sent now, or, against a server that is not embedded, within
+        ``seconds`` more.
+
+        A server answers a connection's transmissions in order, and what a command caused for
+        a connection (a MSG for a subscriber, an END) goes out before the server answers that
+        connection's next transmission: the PING is a barrier. The embedded server routes
+        every event at once, so the barrier is enough there; another server may send some from
+        other threads (deployed delivers to subscribers and notifiers from their own
+        connections' threads), hence the wait."""
+        reply = await self.request(client, PING())
+        self.expect(reply, "PONG", step="PING (to see that nothing was pushed before it)")
+        if self.embedded is None:
+            await asyncio.sleep(seconds)
+        if not client.events.empty():
+            pushed = client.events.get_nowait()
+            client.events.put_nowait(pushed)  # left for the case, as event() leaves others
+            expected = f"; expected {what}" if what else ""
+            raise Fail(f"unexpected {pushed.tag} pushed by the server{expected}")
 
     # --- queues -----------------------------------------------------------------------------
 

@@ -177,10 +177,7 @@ async def _delete(ctx: Context, owner: SmpClient, q: Queue) -> None:
 
 async def _quiet(ctx: Context, client: SmpClient, what: str) -> None:
     """Fail, saying ``what`` was expected, if the server pushes anything to ``client`` now."""
-    try:
-        await ctx.no_event(client, 0.5)
-    except Fail as exc:
-        raise Fail(f"{exc}; expected {what}") from None
+    await ctx.no_event(client, 0.5, what)
 
 
 # --- cases -------------------------------------------------------------------------------------
