@@ -28,5 +28,9 @@ AREAS: tuple[CaseGroup, ...] = (authorization.group, lifecycle.group, delivery.g
                                 transport.group, limits.group, expiry.group, rotation.group,
                                 routing.group)
 CASES: list[Case] = [c for area in AREAS for c in area.cases]
+# an ID names one case in reports and in --cases globs, across every area
+_twice = sorted({c.id for c in CASES if [d.id for d in CASES].count(c.id) > 1})
+if _twice:
+    raise ValueError(f"conformance case IDs registered in two areas: {', '.join(_twice)}")
 
 __all__ = ["AREAS", "CASES", "Case"]

@@ -1,11 +1,11 @@
-"""Limits: message size, quota and link data size."""
+"""Limits: message size and link data size (the quota: queue.quota, in queues.py)."""
 
 from __future__ import annotations
 
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
 from smpref.crypto.randomness import Random
-from smpref.errors import Fail, Info
+from smpref.errors import Fail
 from smpref.wire.messages import (
     LinkBlob,
     LinkPart,
@@ -37,27 +37,6 @@ async def _limit_size(ctx: Context) -> str | None:
     if await ctx.receive(c, q, 1, via_get=True) != [b"m" * limit]:
         raise Fail("the largest message did not come back intact")
     return None if limit == 16048 else f"limit {limit} at version {ctx.version}"
-
-
-@case("limit.quota", "a full queue answers ERR QUOTA until it is drained", "MSG-6")
-async def _limit_quota(ctx: Context) -> str | None:
-    c = await ctx.connect()
-    q = await ctx.create(c, "C")
-    sent = 0
-    for _ in range(1000):
-        reply = await ctx.send(c, q, b"q%d" % sent)
-        if reply.error == "QUOTA":
-            break
-        ctx.expect(reply, "OK", step=f"SEND {sent + 1}")
-        sent += 1
-    else:
-        raise Info("no QUOTA within 1000 messages: the quota is above 1000")
-    ctx.expect(await ctx.send(c, q, b"again"), error="QUOTA", step="SEND to a full queue")
-    bodies = await ctx.receive(c, q, sent + 1, via_get=True)
-    if bodies[:sent] != [b"q%d" % i for i in range(sent)] or bodies[sent] != b"<quota>":
-        raise Fail("the messages before QUOTA did not all come back in order, then the marker")
-    ctx.expect(await ctx.send(c, q, b"after"), "OK", step="SEND after draining")
-    return f"quota {sent} messages"
 
 
 def _blob_of_size(size: int, random: Random) -> LinkBlob:

@@ -15,7 +15,7 @@ with the version is around them: NSUB is answered with ``SOK`` from 16 and ``OK`
 from 10 and ``END`` below (Protocol.hs:1848-1850), and NEW carries notifier credentials from
 17 (Protocol.hs:1682-1683, 1768). Every case here runs at every version.
 
-Deployed delivers notifications every 1.5 s, not at once (simplexmq Server.hs:356-366,
+Deployed delivers notifications every 1.5 s, not at once (simplexmq Server.hs:350-361,
 Server/Main.hs:576), and gathers END and DELD for 15 s (Server.hs:413-436): every wait allows
 for that. Deployed also keeps the notifications of a queue nobody has subscribed to for a
 later NSUB, where smpref drops them (DIV-46): no case here sends NSUB after a notified SEND.
@@ -28,17 +28,17 @@ Not checked: NKEY with an X25519 key that is a low-order point. smpref refuses i
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from smpref.client.connection import SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, Reply, deployed_new
-from smpref.conform.context import PENDING_EVENTS_INTERVAL, Context, Queue
+from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
 from smpref.crypto.primitives import box_key, secretbox_open
 from smpref.errors import ClientError, CryptoError, Fail, WireError
 from smpref.wire.blocks import unpad
 from smpref.wire.buffer import Writer
-from smpref.wire.keys import KeyAlgorithm, PublicKey
+from smpref.wire.keys import PublicKey
 from smpref.wire.messages import (
     ACK,
     DEL,
@@ -48,6 +48,7 @@ from smpref.wire.messages import (
     NDEL,
     NMSG,
     NSUB,
+    PING,
     ConnectionMode,
     DeployedNID,
     DeployedNKEY,
@@ -65,7 +66,7 @@ from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SERVICES
 group = CaseGroup("notifications")
 case = group.case
 
-#: NMSG's metadata is padded to 128 bytes before it is boxed (MSG-7; simplexmq Server.hs:1969)
+#: NMSG's metadata is padded to 128 bytes before it is boxed (MSG-7; simplexmq Server.hs:1971)
 NMSG_PADDED = 128
 #: how long to watch for an NMSG that must not come: longer than deployed's delivery interval
 #: of 1.5 s (simplexmq Server/Main.hs:576)
@@ -91,7 +92,7 @@ class _Notifier:
 
     def open(self, event: Reply) -> NtfMetadata:
         """NMSG's metadata: ``crypto_box(rcvNtfDhSecret, nonce, pad(ss(msgId) || Int64 ts,
-        128))`` (MSG-7, CMD-34; simplexmq Server.hs:1965-1969, Protocol.hs:875-877)."""
+        128))`` (MSG-7, CMD-34; simplexmq Server.hs:1967-1972, Protocol.hs:875-877)."""
         nmsg = event.message
         if not isinstance(nmsg, NMSG):
             raise Fail(f"expected NMSG, got {event.tag}")
@@ -196,15 +197,23 @@ async def _next_message(ctx: Context, c: SmpClient, q: Queue, *, via_get: bool
             return msg.msg_id, timestamp
 
 
-async def _no_nmsg(c: SmpClient, seconds: float = NO_NMSG_WAIT) -> None:
-    """Fail if an NMSG reaches ``c`` within ``seconds``; other events stay queued."""
+async def _no_nmsg(ctx: Context, c: SmpClient, seconds: float = NO_NMSG_WAIT) -> None:
+    """Fail if an NMSG reaches ``c`` before the server answers a PING sent now (the barrier of
+    :meth:`Context.no_event`) or, against a server that is not embedded, within ``seconds``
+    more (deployed sends NMSG from another thread, every 1.5 s); other events stay queued."""
+    ctx.expect(await ctx.request(c, PING()), "PONG", step="PING (to see what came before it)")
     loop = asyncio.get_running_loop()
-    end, stash = loop.time() + seconds, []
+    end, stash = loop.time() + (0.0 if ctx.embedded is not None else seconds), []
     try:
-        while (left := end - loop.time()) > 0:
-            try:
-                reply = await c.next_event(left)
-            except ClientError:
+        while True:
+            if not c.events.empty():
+                reply = c.events.get_nowait()
+            elif (left := end - loop.time()) > 0:
+                try:
+                    reply = await c.next_event(left)
+                except ClientError:
+                    return
+            else:
                 return
             if reply.tag == "NMSG":
                 raise Fail("an NMSG came where none was due")
@@ -231,19 +240,15 @@ async def _raw_request(ctx: Context, c: SmpClient, command: bytes, entity: bytes
         c.forget(corr)
 
 
-def _nid_end_tag(ctx: Context, c: SmpClient) -> str:
-    """How a notifier subscription that NKEY, NDEL or DEL ended is told to a deployed
-    subscriber: DELD from version 10, END below (DEP-6; Protocol.hs:1848-1850)."""
-    return "END" if ctx.extended or c.negotiated.version < 10 else "DELD"
-
-
 async def _ended(ctx: Context, c: SmpClient, n: _Notifier, step: str) -> None:
-    tag = _nid_end_tag(ctx, c)
+    """The end of a notifier subscription that NKEY, NDEL or DEL ended, told to its
+    subscriber with the old notifier ID: deployed's DELD from version 10, END below and in
+    the seed design (DEP-6, MSG-8; Protocol.hs:1848-1850), allowing for deployed's 15 s."""
     try:
-        await ctx.event(c, tag, n.notifier_id, timeout=PENDING_EVENTS_INTERVAL + ctx.timeout)
-    except Fail:
-        raise Fail(f"{step}: the notifier's subscriber got no {tag} for the old notifier "
-                   "ID") from None
+        await ctx.ended(c, n.notifier_id, deleted=True)
+    except Fail as exc:
+        raise Fail(f"{step}: the notifier's subscriber got no word for the old notifier ID "
+                   f"({exc})") from None
 
 
 # --- NKEY and NID (deployed) ---------------------------------------------------------------
@@ -254,18 +259,15 @@ async def _ended(ctx: Context, c: SmpClient, n: _Notifier, step: str) -> None:
 async def _d_nkey(ctx: Context) -> str | None:
     # Server.hs:1493, 1581-1599: a random notifier ID (tried 3 times against the notifier
     # map), a fresh X25519 key pair, answered NID nId srvNtfDhKey (Protocol.hs:1841)
-    ctx.require_deployed("NKEY")
     owner, ntf = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner, "C")
     a, b = await _add_notifier(ctx, owner, q), await _add_notifier(ctx, owner, q)
-    if a.server_dh.algorithm is not KeyAlgorithm.X25519:
-        raise Fail("NID's server key is not an X25519 key")
     if b.notifier_id == a.notifier_id:
         raise Fail("NKEY again answered the notifier ID it replaced; deployed draws a new one "
                    "that no notifier has (Server/QueueStore/STM.hs:222)")
     if b.server_dh == a.server_dh:
         raise Fail("NKEY again answered the same server DH key; deployed makes a new key "
-                   "pair for every NKEY (Server.hs:1582)")
+                   "pair for every NKEY (Server.hs:1583)")
     await _nsub(ctx, ntf, b)
     await _nsub(ctx, ntf, b, "NSUB again on the same connection")
     ctx.expect(await ctx.request(owner, DEL(), q.rid, q.key), "OK", step="DEL")
@@ -276,7 +278,6 @@ async def _d_nkey(ctx: Context) -> str | None:
       "signed by the recipient key, or on the sender ID, is AUTH", "DEP-6", "CMD-20",
       needs="deployed")
 async def _d_nkey_refused(ctx: Context) -> str | None:
-    ctx.require_deployed("NKEY")
     c = await ctx.connect()
     q = await ctx.create(c, "C")
     # an Ed25519 key where NKEY's X25519 key goes: RcvNtfPublicDhKey does not parse
@@ -287,7 +288,8 @@ async def _d_nkey_refused(ctx: Context) -> str | None:
     w.short_string(ctx.key().public.der)
     reply = await _raw_request(ctx, c, bytes(w), q.rid, q.key)
     ctx.expect(reply, error="CMD SYNTAX", step="NKEY with an Ed25519 key as its DH key")
-    # NKEY is a recipient command: the recipient key on the recipient ID (Server.hs:1252)
+    # NKEY is a recipient command: the recipient key on the recipient ID (Server.hs:1249,
+    # 1237)
     command = _nkey(ctx.key(), DhKeyPair.generate(ctx.random))
     ctx.expect(await ctx.request(c, command, q.rid, ctx.key()), error="AUTH",
                step="NKEY signed by another key")
@@ -304,7 +306,6 @@ async def _d_nkey_again(ctx: Context) -> str | None:
     # Server.hs:1595-1598: NKEY over credentials sends CSDeleted for the old notifier ID,
     # which ends its subscription with DELD to a subscriber on another connection
     # (Server.hs:286-290, 320-324); Server/QueueStore/STM.hs:222-227 removes the old ID
-    ctx.require_deployed("NKEY")
     owner, ntf = await ctx.connect(), await ctx.connect()
     q = await ctx.create(owner, "C")
     first = await _add_notifier(ctx, owner, q)
@@ -339,18 +340,20 @@ async def _d_nkey_again(ctx: Context) -> str | None:
 async def _nsub_keys(ctx: Context) -> str | None:
     owner, ntf = await ctx.connect(), await ctx.connect()
     q, n = await _notified(ctx, owner)
-    # the notifier key on the notifier ID, and nothing else (Server.hs:1259, 1228-1233)
+    # the notifier key on the notifier ID, and nothing else (Server.hs:1257, 1237)
     ctx.expect(await ctx.request(ntf, NSUB(), n.notifier_id, ctx.key()), error="AUTH",
                step="NSUB signed by another key")
     ctx.expect(await ctx.request(ntf, NSUB(), n.notifier_id, q.key), error="AUTH",
                step="NSUB signed by the recipient key")
     ctx.expect(await ctx.request(ntf, NSUB(), q.rid, n.key), error="AUTH",
                step="NSUB on the recipient ID")
-    # NSUB must be signed (Protocol.hs:1738, 1750-1753)
+    # NSUB must be signed (Protocol.hs:1738, 1754-1757)
     ctx.expect(await ctx.request(ntf, NSUB(), n.notifier_id), error="CMD NO_AUTH",
                step="NSUB without a signature")
     await _nsub(ctx, ntf, n)
-    # again on the same connection: subscribed still, and nothing ends (Server.hs:1759-1773)
+    # again on the same connection: subscribed still (Server.hs:1762-1773), and an END
+    # the server sent at once would come before the NMSG (deployed ends no subscription
+    # of the connection that subscribes again: Server.hs:320-324)
     await _nsub(ctx, ntf, n, "NSUB again on the same connection")
     await _send(ctx, owner, q, b"still subscribed", notify=True)
     n.open(await ctx.event(ntf, ("NMSG", "END", "DELD")))
@@ -358,8 +361,8 @@ async def _nsub_keys(ctx: Context) -> str | None:
     return None
 
 
-@case("ntf.nmsg-metadata", "a notified SEND sends NMSG to the notifier's subscriber; it opens to the "
-      "message's ID and timestamp", "MSG-7", "CMD-34", "DEP-6")
+@case("ntf.nmsg-metadata", "a notified SEND sends NMSG to the notifier's subscriber; it "
+      "opens to the message's ID and timestamp", "MSG-7", "CMD-34", "DEP-6")
 async def _nmsg(ctx: Context) -> str | None:
     # Server.hs:1876-1877, 1959-1972: NMSG nonce (crypto_box rcvNtfDhSecret nonce
     # (pad (ss msgId <> Int64 msgTs) 128)), with no corrId and the notifier ID as entity
@@ -388,14 +391,14 @@ async def _flag(ctx: Context) -> str | None:
     await _send(ctx, owner, q, b"loud", notify=True)
     quiet, _ = await _next_message(ctx, owner, q, via_get=False)
     loud, _ = await _next_message(ctx, owner, q, via_get=False)
-    # deployed sends the notifications it has in the order they were made (Server.hs:396),
+    # deployed sends the notifications it has in the order they were made (Server.hs:402),
     # so the first NMSG would be the quiet message's if it had one
     meta = n.open(await ctx.event(ntf, "NMSG", n.notifier_id))
     if meta.msg_id == quiet:
         raise Fail("a SEND without the notification flag was notified")
     if meta.msg_id != loud:
         raise Fail("NMSG names neither message sent")
-    await _no_nmsg(ntf)
+    await _no_nmsg(ctx, ntf)
     ctx.expect(await ctx.request(owner, DEL(), q.rid, q.key), "OK", step="DEL")
     return None
 
@@ -410,8 +413,8 @@ async def _unsubscribed(ctx: Context) -> str | None:
     await _send(ctx, owner, q, b"no one listens", notify=True)
     await _send(ctx, owner, plain, b"no notifier at all", notify=True)
     await _next_message(ctx, owner, q, via_get=False)
-    await _no_nmsg(ntf)
-    await _no_nmsg(owner, 0.2)
+    await _no_nmsg(ctx, ntf)
+    await _no_nmsg(ctx, owner, 0.2)
     for queue in (q, plain):
         ctx.expect(await ctx.request(owner, DEL(), queue.rid, queue.key), "OK", step="DEL")
     return None
@@ -428,7 +431,7 @@ async def _nsub_moves(ctx: Context) -> str | None:
     await ctx.ended(first, n.notifier_id)
     await _send(ctx, owner, q, b"for the second", notify=True)
     n.open(await ctx.event(second, "NMSG", n.notifier_id))
-    await _no_nmsg(first)
+    await _no_nmsg(ctx, first)
     ctx.expect(await ctx.request(owner, DEL(), q.rid, q.key), "OK", step="DEL")
     return None
 
@@ -442,7 +445,7 @@ async def _nsub_moves(ctx: Context) -> str | None:
 async def _ndel(ctx: Context) -> str | None:
     # Server.hs:1601-1613: NDEL deletes the credentials and answers OK (OK also without
     # any); the subscriber of the old notifier ID on another connection gets DELD
-    # (Server.hs:1610, 286-290), END below 10. The seed design says nothing of an event.
+    # (Server.hs:1609, 286-290), END below 10. The seed design says nothing of an event.
     owner, ntf = await ctx.connect(), await ctx.connect()
     q, n = await _notified(ctx, owner)
     await _nsub(ctx, ntf, n)
@@ -454,7 +457,7 @@ async def _ndel(ctx: Context) -> str | None:
     ctx.expect(await ctx.request(owner, NDEL(), q.rid, q.key), "OK",
                step="NDEL without credentials")
     await _send(ctx, owner, q, b"after NDEL", notify=True)
-    await _no_nmsg(ntf)
+    await _no_nmsg(ctx, ntf)
     ctx.expect(await ctx.request(owner, DEL(), q.rid, q.key), "OK", step="DEL")
     return None
 
@@ -463,9 +466,8 @@ async def _ndel(ctx: Context) -> str | None:
       "connection sends it no DELD; from another connection it does", "DEP-6",
       needs="deployed")
 async def _d_ndel_same(ctx: Context) -> str | None:
-    # Server.hs:1610, 1597: the event is queued with the sending client's ID, and
-    # checkAnotherClient (Server.hs:317-321) sends it only to another client
-    ctx.require_deployed("NDEL and NKEY")
+    # Server.hs:1609, 1598: the event is queued with the sending client's ID, and
+    # checkAnotherClient (Server.hs:320-324) sends it only to another client
     ntf, other = await ctx.connect(), await ctx.connect()
     by_ndel = await ctx.create(ntf, "C")
     by_nkey = await ctx.create(ntf, "C")
@@ -478,18 +480,13 @@ async def _d_ndel_same(ctx: Context) -> str | None:
     await _add_notifier(ctx, ntf, by_nkey)
     ctx.expect(await ctx.request(other, NDEL(), by_other.rid, by_other.key), "OK",
                step="NDEL from another connection")
-    # deployed sends a client's gathered events in one batch (Server.hs:413-424): once the
+    # deployed sends a client's gathered events in one write (Server.hs:422-429): once the
     # DELD for the other connection's NDEL is here, one for the others would be too
     await _ended(ctx, ntf, notifiers[2], "NDEL from another connection")
-    try:
-        reply = await ntf.next_event(1.0)
-    except ClientError:
-        reply = None
-    if reply is not None:
-        raise Fail(f"{reply.tag} came for credentials that NDEL or NKEY on the subscriber's "
-                   "own connection removed")
-    for queue, c in ((by_ndel, ntf), (by_nkey, ntf), (by_other, other)):
+    for queue, c in ((by_ndel, ntf), (by_nkey, ntf), (by_other, other)):  # no one to tell
         ctx.expect(await ctx.request(c, DEL(), queue.rid, queue.key), "OK", step="DEL")
+    await ctx.no_event(ntf, 1.0, "nothing on the subscriber's own connection, which sent the "
+                       "NDEL and NKEY that ended its notifier subscriptions")
     return None
 
 
@@ -497,7 +494,7 @@ async def _d_ndel_same(ctx: Context) -> str | None:
       "from 10, END below and in the seed design; its notifier ID is then AUTH",
       "MSG-8", "DEP-4", "DEP-6", "CMD-21")
 async def _del(ctx: Context) -> str | None:
-    # Server.hs:2057-2062: DEL sends CSDeleted for the notifier ID, which is DELD to its
+    # Server.hs:2053-2061: DEL sends CSDeleted for the notifier ID, which is DELD to its
     # subscriber on another connection (Server.hs:286-290), END below 10 (Protocol.hs:1848)
     owner, ntf = await ctx.connect(), await ctx.connect()
     q, n = await _notified(ctx, owner, subscribe=True)
@@ -516,26 +513,22 @@ async def _del(ctx: Context) -> str | None:
       "with them; below 17 NEW that carries them is CMD SYNTAX", "DEP-3", "DEP-6", "MSG-7",
       needs="deployed")
 async def _d_new_creds(ctx: Context) -> str | None:
-    # Server.hs:1512-1514, 1526-1531, 1558: the server chooses the notifier ID and a DH key,
+    # Server.hs:1508-1510, 1527-1530, 1558: the server chooses the notifier ID and a DH key,
     # and IDS carries them from 17 (Protocol.hs:1827); below 17 NEW ends before them and a
     # longer NEW does not parse (Protocol.hs:1764-1783, 1933-1936)
-    ctx.require_deployed("NEW's notifier credentials")
     owner, ntf = await ctx.connect(), await ctx.connect()
     version = owner.negotiated.version
     q, key, dh = ctx.draft("C"), ctx.key(), DhKeyPair.generate(ctx.random)
     creds = NewNtfCreds(ntf_auth_key=key.public, rcv_ntf_dh_key=dh.public)
-    mode = ConnectionMode.Contact if version >= 9 else None
-    if version < NOTIFIER_CREDENTIALS:
-        plain = deployed_new(version, rcv_auth_key=q.key.public, rcv_dh_key=q.owner.dh_key.public,
-                             basic_auth=ctx.password, sub_mode=SubscriptionMode.OnlyCreate,
-                             mode=mode)
+    plain = deployed_new(version, rcv_auth_key=q.key.public, rcv_dh_key=q.owner.dh_key.public,
+                         basic_auth=ctx.password, sub_mode=SubscriptionMode.OnlyCreate,
+                         mode=ConnectionMode.Contact if version >= 9 else None)
+    if version < NOTIFIER_CREDENTIALS:  # the version's NEW, then v17's Maybe ntfCreds
         longer = encode_message(plain, version) + b"1" + creds.encode()
         reply = await _raw_request(ctx, owner, longer, b"", q.key)
         ctx.expect(reply, error="CMD SYNTAX", step=f"NEW with notifier credentials at {version}")
         return f"version {version}: NEW has no notifier credentials"
-    new = deployed_new(version, rcv_auth_key=q.key.public, rcv_dh_key=q.owner.dh_key.public,
-                       basic_auth=ctx.password, sub_mode=SubscriptionMode.OnlyCreate, mode=mode,
-                       ntf_creds=creds)
+    new = replace(plain, ntf_creds=creds)
     q.ids = ctx.message(await ctx.request(owner, new, key=q.key), IDS, "NEW")
     q.owner.created(q.ids)
     server = q.ids.server_ntf_creds
