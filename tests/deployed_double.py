@@ -225,14 +225,17 @@ class DeployedDouble:
                     return self._err(conn, corr, entity, "AUTH")
                 q.snd_key = cmd.sender_key
                 return [(conn, self._tx(corr, entity, b"OK"))]
-            if q is None or q.off:
+            if q is None:
                 authorized(None)
                 return self._err(conn, corr, entity, "AUTH")
             if (q.snd_key is None and tx.authorization) or (q.snd_key is not None and not \
                     authorized(q.snd_key)):
                 return self._err(conn, corr, entity, "AUTH")
+            # the size, then the queue's status (Server.hs:1842-1852)
             if len(cmd.body) > MAX_BODY:
                 return self._err(conn, corr, entity, "LARGE_MSG")
+            if q.off:
+                return self._err(conn, corr, entity, "AUTH")
             if len(q.messages) >= QUOTA or (q.messages and q.messages[-1].body is None):
                 if not q.messages or q.messages[-1].body is not None:
                     q.messages.append(Stored(os.urandom(24), int(time.time()), False, None))
@@ -262,6 +265,7 @@ class DeployedDouble:
                 old.delivered.pop(q.rid, None)
                 out.append((old, self._tx(b"", q.rid, b"END")))
             self.subscribers[q.rid] = conn
+            conn.delivered.pop(q.rid, None)  # a repeated SUB delivers anew (Server.hs:1631)
             out.append((conn, self._tx(corr, entity, b"SOK 0")))
             return out + self._msg(conn, q, b"")
         if tag == "GET":
