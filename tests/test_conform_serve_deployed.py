@@ -111,3 +111,40 @@ def test_a_version_smpref_does_not_speak_is_one_line_and_exit_2() -> None:
         assert done.returncode == 2
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and "--version" in lines[0] and version in lines[0], done.stderr
+
+
+def test_the_cases_leave_no_queue_behind(tmp_path: Path) -> None:
+    """Issue 42: a case deletes what it made, so cases run in any order, any number of times,
+    against one server. After every case at 18 and at the seed version, the embedded server's
+    store holds no queue."""
+    from smpref.model.config import ServerConfig
+    from smpref.model.server import Server
+    from smpref.model.sessions import Outgoing
+    from smpref.serve.engine import Act
+    from smpref.serve.listener import ServeConfig, SmpServer
+
+    async def main() -> tuple[list[bytes], list[runner.Report]]:
+        server = SmpServer(tmp_path, ServeConfig.embedded(
+            model=ServerConfig(basic_auth=b"a-password")))
+        await server.start()
+        try:
+            reports = [await runner.run_against(server.address, server, runner.select(),
+                                                version=version) for version in (18, 1000)]
+            assert server.engine is not None
+            left: list[bytes] = []
+            done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+            def look(model: Server) -> list[Outgoing]:  # on the engine's thread
+                left.extend(model.store.queue_ids_after(None, 100_000))
+                return []
+
+            server.engine.submit(Act(look, done.set_result))  # done: on the loop
+            await done
+            return left, reports
+        finally:
+            await server.stop()
+
+    left, reports = asyncio.run(main())
+    assert all(not report.failed for report in reports)
+    assert sum(r.counts()["pass"] for r in reports) > 250
+    assert left == []

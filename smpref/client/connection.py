@@ -200,6 +200,11 @@ class SmpClient:
     def session_id(self) -> bytes:
         return self.session.session_id
 
+    @property
+    def alive(self) -> bool:
+        """Whether the connection is still being read (neither end has closed it)."""
+        return not self._reader.done()
+
     async def close(self) -> None:
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -22,6 +22,7 @@ from smpref.errors import ClientError, CryptoError, Fail, Skip
 from smpref.wire.blocks import pad
 from smpref.wire.messages import (
     ACK,
+    DEL,
     GET,
     IDS,
     KEY,
@@ -94,6 +95,9 @@ class Context:
     forced: int | None = None
     #: a MSG that answered the last ACK on (session, queue), for the next :meth:`receive`
     pending: dict[tuple[bytes, bytes], Reply] = field(default_factory=dict)
+    #: the queues the case made (recipient ID, key, the connection that made it), deleted
+    #: when it ends
+    made: list[tuple[bytes, AuthKeyPair, SmpClient]] = field(default_factory=list)
 
     def random(self, n: int) -> bytes:
         return os.urandom(n)
@@ -107,10 +111,37 @@ class Context:
         return client
 
     async def close(self) -> None:
+        """End the case: delete the queues it made, then close its connections."""
+        await self._delete_made()
         for client in self.clients:
             await client.close()
         self.clients.clear()
         self.pending.clear()
+
+    async def _delete_made(self) -> None:
+        """DEL each queue the case made (an answer of AUTH means it is gone already), on the
+        connection that made it while it is open, else on a new one at its version (a queue is
+        served only in the protocol that made it, DEP-1): a case leaves the server as it found
+        it, so cases run in any order, any number of times."""
+        made, self.made = self.made, []
+        again: dict[int, SmpClient] = {}
+        for rid, key, maker in made:
+            try:
+                client = maker
+                if not maker.alive:
+                    version = maker.negotiated.version
+                    if version not in again:
+                        again[version] = await SmpClient.connect(
+                            self.address, timeout=self.timeout, version=version)
+                        self.clients.append(again[version])
+                    client = again[version]
+                await client.request(DEL(), rid, key, timeout=self.timeout)
+            except ClientError:
+                continue  # the server under test closed it: what is left is its to expire
+
+    def made_by(self, client: SmpClient, recipient_id: bytes, key: AuthKeyPair) -> None:
+        """Note a queue the case made without :meth:`create`, to be deleted when it ends."""
+        self.made.append((recipient_id, key, client))
 
     def require_extensions(self, what: str) -> None:
         if not self.extended:
@@ -278,6 +309,7 @@ class Context:
         self.expect(reply, "IDS", step="NEW")
         queue.ids = self.message(reply, IDS, "NEW")
         queue.owner.created(queue.ids)
+        self.made_by(client, queue.rid, queue.key)
         return queue
 
     async def secure(self, client: SmpClient, queue: Queue) -> AuthKeyPair:

@@ -149,8 +149,9 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
     """
     if address is not None:
         started = time.perf_counter()
-        report = await _check(address, None, cases, timeout=timeout,
-                              case_timeout=case_timeout, progress=progress, version=version)
+        report = await run_against(address, None, cases, timeout=timeout,
+                                   case_timeout=case_timeout, progress=progress,
+                                   version=version)
         report.seconds = time.perf_counter() - started
         return report
     (report,) = await run_embedded(cases, [version], timeout=timeout,
@@ -180,9 +181,9 @@ async def run_embedded(cases: list[Case], versions: list[int | None], *,
         try:
             for version in versions:
                 started = time.perf_counter()
-                report = await _check(server.address, server, cases, timeout=timeout,
-                                      case_timeout=case_timeout, progress=progress,
-                                      version=version)
+                report = await run_against(server.address, server, cases,
+                                           timeout=timeout, case_timeout=case_timeout,
+                                           progress=progress, version=version)
                 report.seconds = time.perf_counter() - started
                 reports.append(report)
         finally:
@@ -190,11 +191,13 @@ async def run_embedded(cases: list[Case], versions: list[int | None], *,
     return reports
 
 
-async def _check(address: str, embedded: SmpServer | None, cases: list[Case], *,
-                 timeout: float, case_timeout: float,
-                 progress: Callable[[Result, int, int], None] | None,
-                 version: int | None = None) -> Report:
-    """Probe the server's versions, then run the cases one by one."""
+async def run_against(address: str, embedded: SmpServer | None, cases: list[Case], *,
+                      timeout: float = 10.0, case_timeout: float = 120.0,
+                      progress: Callable[[Result, int, int], None] | None = None,
+                      version: int | None = None) -> Report:
+    """Probe the server's versions, then run the cases one by one; ``embedded`` is the server
+    at ``address`` when it runs in this process (its clock can be moved, and it routes every
+    event at once)."""
     client = await probe(address, timeout, version)
     report = Report(address, embedded is not None, client.connected.server_range,
                     client.negotiated.version, client.extended)

@@ -23,6 +23,7 @@ from smpref.wire.messages import (
     ACK,
     DEL,
     GET,
+    IDS,
     KEY,
     LGET,
     LSET,
@@ -292,7 +293,10 @@ def _credential_case(command: str, setup: Setup, variant: str, party: str = "") 
         key = {"none": None, "wrong-key": ctx.key()}.get(variant, t.key)
         want, _ = expected(command, "party" if party else variant, extended=ctx.extended,
                            version=ctx.deployed_version)
-        check(ctx, await ctx.request(c, t.message, entity, key), want, step)
+        reply = await ctx.request(c, t.message, entity, key)
+        if isinstance(reply.message, IDS) and key is not None:  # a queue NEW made
+            ctx.made_by(c, reply.message.rcv_id, key)
+        check(ctx, reply, want, step)
         return None
     return run
 

@@ -85,7 +85,9 @@ class Routed:
                            rcv_dh_key=dh.public, basic_auth=self.ctx.password,
                            sub_mode=SubscriptionMode.Subscribe, mode=mode)
         reply = await self.ctx.request(self.recipient, new, key=key)
-        return key, dh, self.ctx.message(reply, IDS, "NEW")
+        ids = self.ctx.message(reply, IDS, "NEW")
+        self.ctx.made_by(self.recipient, ids.rcv_id, key)
+        return key, dh, ids
 
     async def routed(self, message: Message, entity: bytes, key: AuthKeyPair | None = None
                      ) -> Reply:
