@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from smpref.client.connection import SmpClient, open_deployed_message
+from smpref.client.connection import SmpClient, at_version, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, OwnedQueue, Reply, make_link_blob
 from smpref.errors import ClientError, CryptoError, Fail, Skip
 from smpref.wire.blocks import pad
@@ -41,8 +41,9 @@ from smpref.wire.messages import (
     RecordKind,
     SubscriptionMode,
 )
+from smpref.wire.schema import encode_message
 from smpref.wire.structs import Command, Response
-from smpref.wire.transmission import Transmission, transmission_at
+from smpref.wire.transmission import Transmission, authorized_bytes, transmission_at
 
 R = TypeVar("R", bound=Response)
 
@@ -383,12 +384,50 @@ class Context:
         """The deployed version the connections speak, or None in the seed design."""
         return None if self.extended else self.version
 
-    def raw_transmission(self, client: SmpClient, authorization: bytes, corr_id: bytes,
-                         entity_id: bytes, command: bytes) -> bytes:
-        """A transmission built by hand, in the layout of the client's version (below 7 it
-        names the session; below 16 no service signature follows an authorization)."""
-        return transmission_at(client.session.version, client.session_id,
-                               Transmission(authorization, corr_id, entity_id, command))
+    # --- transmissions built by hand ---------------------------------------------------------
+
+    @staticmethod
+    def encoded(client: SmpClient, message: Command) -> bytes:
+        """A command's bytes as the client's connection writes them, in the layout of its
+        version (DEP-12)."""
+        version = client.session.version
+        return encode_message(message if version is None else at_version(message, version),
+                              version)
+
+    @staticmethod
+    def authorization(client: SmpClient, key: AuthKeyPair, corr_id: bytes, entity_id: bytes,
+                      command: bytes, *, session_id: bytes | None = None) -> bytes:
+        """``key``'s authorization of TRANS-6's authorized bytes, over the client's session
+        (or ``session_id``): a signature, or an authenticator to the server's session key."""
+        return key.authorize(authorized_bytes(
+            client.session_id if session_id is None else session_id, corr_id, entity_id,
+            command), corr_id, client.session.server_session_public)
+
+    @staticmethod
+    def raw_transmission(client: SmpClient, authorization: bytes, corr_id: bytes,
+                         entity_id: bytes, command: bytes, *, named: bytes | None = None,
+                         service: bytes | None = None) -> bytes:
+        """A transmission built by hand, in the layout of the client's version: below 7 it
+        names its session (``named``, this one by default); from 16 ``service`` is a service
+        signature after the authorization."""
+        return transmission_at(client.session.version,
+                               client.session_id if named is None else named,
+                               Transmission(authorization, corr_id, entity_id, command,
+                                            service))
+
+    async def raw_request(self, client: SmpClient, transmission: bytes, corr_id: bytes,
+                          step: str = "a transmission built by hand") -> Reply:
+        """Send one transmission as it is, in a block of its own; its answer, which carries
+        ``corr_id``. Fail when none comes in time or the connection ends."""
+        future = client.answer(corr_id)
+        try:
+            await client.send_raw([transmission])
+            async with asyncio.timeout(self.timeout):
+                return await future
+        except (TimeoutError, ClientError) as exc:
+            raise Fail(f"{step}: no answer with its corrId ({exc or 'timeout'})") from None
+        finally:
+            client.forget(corr_id)
 
     def block(self, client: SmpClient, content: bytes) -> bytes:
         """A block's bytes as the client's connection frames it: encrypted with its send

@@ -27,7 +27,7 @@ from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
 from smpref.crypto import deployed_links as links
 from smpref.crypto.primitives import ed25519_public, sha3_384
-from smpref.errors import ClientError, CryptoError, Fail, Skip
+from smpref.errors import CryptoError, Fail, Skip
 from smpref.wire.messages import (
     DEL,
     IDS,
@@ -45,7 +45,6 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.schema import encode_message
-from smpref.wire.transmission import authorized_bytes
 from smpref.wire.version_history import SENDER_SECURES, SHORT_LINKS
 
 group = CaseGroup("deployed_links")
@@ -215,15 +214,10 @@ async def _new_in_link_layout(ctx: Context, client: SmpClient, mode: str) -> str
     corr = ctx.random(24)
     body = encode_message(_new_linked(ctx, queue, link, b"user", sha3_384(corr)[:24]),
                           SHORT_LINKS)
-    signed = queue.key.authorize(authorized_bytes(client.session_id, corr, b"", body), corr,
-                                 client.session.server_session_public)
-    try:
-        replies = await client.send_transmissions(
-            [(corr, ctx.raw_transmission(client, signed, corr, b"", body))],
-            timeout=ctx.timeout)
-    except ClientError as exc:
-        raise Fail(f"NEW in the layout of {SHORT_LINKS}: {exc}") from None
-    ctx.expect(replies[0], error="CMD SYNTAX",
+    signed = ctx.authorization(client, queue.key, corr, b"", body)
+    reply = await ctx.raw_request(client, ctx.raw_transmission(client, signed, corr, b"", body),
+                                  corr, f"NEW in the layout of {SHORT_LINKS}")
+    ctx.expect(reply, error="CMD SYNTAX",
                step=f"NEW with link data (the layout of {SHORT_LINKS}) at version "
                     f"{ctx.version}")
     if mode == "C":

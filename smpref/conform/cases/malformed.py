@@ -21,17 +21,12 @@ case = group.case
 
 
 async def _raw(ctx: Context, c: SmpClient, transmission: bytes, corr: bytes) -> Reply:
-    """Send one raw transmission; the answer comes with ``corr`` or as an ERR with none."""
-    future = c.answer(corr) if corr else None
+    """Send one raw transmission; the answer comes with ``corr``, or as an ERR with none
+    when the transmission carries no corrId the server could read."""
+    if corr:
+        return await ctx.raw_request(c, transmission, corr, "a malformed transmission")
     await c.send_raw([transmission])
-    try:
-        if future is not None:
-            return await asyncio.wait_for(future, ctx.timeout)
-        return await ctx.event(c, "ERR")
-    except TimeoutError:
-        raise Fail("no answer to a malformed transmission") from None
-    finally:
-        c.forget(corr)
+    return await ctx.event(c, "ERR")
 
 
 @case("tx.unknown-command", "an unknown command tag gets ERR CMD UNKNOWN", "CMD-2", "CMD-20")

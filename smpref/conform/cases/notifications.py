@@ -60,7 +60,6 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.schema import decode_struct, encode_message
-from smpref.wire.transmission import authorized_bytes
 from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SERVICES
 
 group = CaseGroup("notifications")
@@ -228,16 +227,9 @@ async def _raw_request(ctx: Context, c: SmpClient, command: bytes, entity: bytes
     """A command whose bytes smpref's encoder would refuse to write, authorized with ``key``;
     its answer."""
     corr = ctx.random(24)
-    signed = key.authorize(authorized_bytes(c.session_id, corr, entity, command), corr,
-                           c.session.server_session_public)
-    future = c.answer(corr)
-    try:
-        await c.send_raw([ctx.raw_transmission(c, signed, corr, entity, command)])
-        return await asyncio.wait_for(future, ctx.timeout)
-    except TimeoutError:
-        raise Fail(f"no answer to {command.split(b' ')[0].decode()}") from None
-    finally:
-        c.forget(corr)
+    signed = ctx.authorization(c, key, corr, entity, command)
+    return await ctx.raw_request(c, ctx.raw_transmission(c, signed, corr, entity, command),
+                                 corr, command.split(b" ")[0].decode())
 
 
 async def _ended(ctx: Context, c: SmpClient, n: _Notifier, step: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from smpref.client.connection import SmpClient, at_version, open_deployed_message
+from smpref.client.connection import SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, Reply
 from smpref.client.proxied import relay_server
 from smpref.conform.context import Context, Queue
@@ -48,9 +48,8 @@ from smpref.wire.messages import (
     RecordKind,
     SubscriptionMode,
 )
-from smpref.wire.schema import encode_message
 from smpref.wire.structs import Command
-from smpref.wire.transmission import Transmission, authorized_bytes, transmission_at
+from smpref.wire.transmission import Transmission, transmission_at
 
 group = CaseGroup("queues")
 case = group.case
@@ -77,21 +76,13 @@ def _message_limit(version: int | None) -> int:
     return 16064 if version >= 8 else 16088
 
 
-def _encoded(c: SmpClient, message: Command) -> bytes:
-    """A command's bytes as the client's connection writes it (DEP-12)."""
-    version = c.session.version
-    return encode_message(message if version is None else at_version(message, version), version)
-
-
 def _signed(c: SmpClient, key: AuthKeyPair | None, corr: bytes, entity: bytes,
             command: bytes, *, service_signature: bytes | None = None) -> bytes:
     """A transmission built by hand, authorized by ``key`` over the client's session (TRANS-6),
     optionally with a service signature after the authorization (v16+ layout)."""
-    auth = b"" if key is None else key.authorize(
-        authorized_bytes(c.session_id, corr, entity, command), corr,
-        c.session.server_session_public)
-    return transmission_at(c.session.version, c.session_id,
-                           Transmission(auth, corr, entity, command, service_signature))
+    auth = b"" if key is None else Context.authorization(c, key, corr, entity, command)
+    return Context.raw_transmission(c, auth, corr, entity, command,
+                                    service=service_signature)
 
 
 async def _pipelined(ctx: Context, c: SmpClient, items: list[tuple[bytes, bytes]]
@@ -110,18 +101,6 @@ async def _pipelined(ctx: Context, c: SmpClient, items: list[tuple[bytes, bytes]
     finally:
         for corr, _ in items:
             c.forget(corr)
-
-
-async def _raw(ctx: Context, c: SmpClient, transmission: bytes, corr: bytes) -> Reply:
-    """Send one transmission as it is; its answer, which carries ``corr``."""
-    future = c.answer(corr)
-    await c.send_raw([transmission])
-    try:
-        return await asyncio.wait_for(future, ctx.timeout)
-    except TimeoutError:
-        raise Fail("no answer to a transmission built by hand") from None
-    finally:
-        c.forget(corr)
 
 
 def _open_flags(ctx: Context, q: Queue, msg: MSG) -> tuple[str, bytes, bool]:
@@ -525,7 +504,7 @@ def _key_field(key: PublicKey) -> bytes:
 async def _new_bad_dh(ctx: Context) -> str | None:
     c = await ctx.connect()
     draft = ctx.draft()
-    command = _encoded(c, ctx.new_command(draft, subscribe=False))
+    command = ctx.encoded(c, ctx.new_command(draft, subscribe=False))
     dh = _key_field(draft.owner.dh_key.public)
     if command.count(dh) != 1:
         raise AssertionError("the case's NEW does not carry its DH key once")
@@ -536,7 +515,7 @@ async def _new_bad_dh(ctx: Context) -> str | None:
                               ("an X25519 key one byte short", bytes([dh[0] - 1]) + dh[1:-1])):
         corr = ctx.random(24)
         bad = command.replace(dh, replacement)
-        reply = await _raw(ctx, c, _signed(c, draft.key, corr, b"", bad), corr)
+        reply = await ctx.raw_request(c, _signed(c, draft.key, corr, b"", bad), corr)
         ctx.expect(reply, error="CMD SYNTAX", step=f"NEW whose DH key is {what}")
     q = await ctx.create(c)  # the server still serves the session
     await _delete(ctx, c, (q.rid, q.key))
@@ -801,7 +780,7 @@ async def _session(ctx: Context) -> str | None:
                           ("one byte shorter", own[:-1])):
         corr = ctx.random(24)
         raw = transmission_at(6, session, Transmission(b"", corr, b"", PING().encode()))
-        reply = await _raw(ctx, c, raw, corr)
+        reply = await ctx.raw_request(c, raw, corr)
         ctx.expect(reply, error="SESSION", step=f"PING naming a session ID of {what}")
     ctx.expect(await ctx.request(c, PING()), "PONG", step="PING naming its own session")
     return None if ctx.version == 6 else "on a version-6 connection"
@@ -822,16 +801,16 @@ async def _service(ctx: Context) -> str | None:
     signature = ctx.random(64)  # an Ed25519 signature's length, as the parser needs
     draft = ctx.draft()
     corr = ctx.random(24)
-    new = _encoded(c, ctx.new_command(draft, subscribe=False))
+    new = ctx.encoded(c, ctx.new_command(draft, subscribe=False))
     # Server.hs:1243, 1271-1276: a service signature without a service session is SERVICE
-    reply = await _raw(ctx, c, _signed(c, draft.key, corr, b"", new,
+    reply = await ctx.raw_request(c, _signed(c, draft.key, corr, b"", new,
                                        service_signature=signature), corr)
     ctx.expect(reply, error="SERVICE", step="NEW with a service signature")
     q = await ctx.create(c)
     k = ctx.key()
     corr = ctx.random(24)
     key = KEY(sender_key=k.public).encode()
-    reply = await _raw(ctx, c, _signed(c, q.key, corr, q.rid, key,
+    reply = await ctx.raw_request(c, _signed(c, q.key, corr, q.rid, key,
                                        service_signature=signature), corr)
     ctx.expect(reply, error="SERVICE", step="KEY with a service signature")
     # the refused KEY set nothing: another key is still accepted
@@ -859,7 +838,7 @@ async def _service_order(ctx: Context) -> str | None:
     wrong = []
     for what, entity, command, deployed in tries:
         corr = ctx.random(24)
-        reply = await _raw(ctx, c, _signed(c, k, corr, entity, command,
+        reply = await ctx.raw_request(c, _signed(c, k, corr, entity, command,
                                            service_signature=signature), corr)
         want = "SERVICE" if ctx.extended else deployed
         if reply.error != want:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from nacl.public import Box, PrivateKey
 from nacl.public import PublicKey as BoxPublicKey
 
-from smpref.client.connection import SmpClient, at_version, open_deployed_message
+from smpref.client.connection import SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply, deployed_new
 from smpref.conform.context import Context, Queue, wait_closed
 from smpref.conform.registry import CaseGroup
@@ -56,9 +56,8 @@ from smpref.wire.messages import (
     MsgFlags,
     SubscriptionMode,
 )
-from smpref.wire.schema import encode_message
 from smpref.wire.structs import Command
-from smpref.wire.transmission import Transmission, authorized_bytes, transmission_at
+from smpref.wire.transmission import authorized_bytes
 
 group = CaseGroup("transport")
 case = group.case
@@ -87,38 +86,10 @@ def _box_authenticator(queue_secret: bytes, server_public: bytes, nonce: bytes,
     return bytes(box.encrypt(hashlib.sha512(authorized).digest(), nonce).ciphertext)
 
 
-def _body(c: SmpClient, message: Command) -> bytes:
-    """A command's bytes in the layout of the client's version."""
-    version = c.session.version
-    return encode_message(message if version is None else at_version(message, version), version)
-
-
-def _transmission(c: SmpClient, authorization: bytes, corr: bytes, entity: bytes, body: bytes,
-                  *, named: bytes | None = None, service: bytes | None = None) -> bytes:
-    """A transmission in the layout of the client's version; below 7 it names ``named``
-    (this session by default), and from 16 ``service`` is its service signature."""
-    return transmission_at(c.session.version, c.session_id if named is None else named,
-                           Transmission(authorization, corr, entity, body, service))
-
-
 def _signature(key: AuthKeyPair, session: bytes, corr: bytes, entity: bytes, body: bytes
                ) -> bytes:
     """An Ed25519 signature over TRANS-6's authorized bytes of the given parts."""
     return key.authorize(authorized_bytes(session, corr, entity, body), corr, b"")
-
-
-async def _answer(ctx: Context, c: SmpClient, data: bytes, corr: bytes, step: str) -> Reply:
-    """Send one hand-made transmission; its answer, which must carry its corrId."""
-    future = c.answer(corr)
-    try:
-        await c.send_raw([data])
-        async with asyncio.timeout(ctx.timeout):
-            return await future
-    except (TimeoutError, ClientError) as exc:
-        raise Fail(f"{step}: no answer with the transmission's corrId ({exc or 'timeout'})"
-                   ) from None
-    finally:
-        c.forget(corr)
 
 
 def _expect_error(reply: Reply, error: str, entity: bytes, step: str) -> None:
@@ -228,10 +199,10 @@ async def _no_alpn(ctx: Context) -> str | None:
     # its corrId and no entity (Protocol.hs:2243, 2250), and is not executed
     other = await ctx.connect()
     q = await _create(ctx, c)
-    corr, body = ctx.random(24), _body(c, KEY(sender_key=ctx.key().public))
-    made = _transmission(c, _signature(q.key, other.session_id, corr, q.rid, body), corr, q.rid,
-                         body, named=other.session_id)
-    _expect_error(await _answer(ctx, c, made, corr, "KEY made for another session"), "SESSION",
+    corr, body = ctx.random(24), Context.encoded(c, KEY(sender_key=ctx.key().public))
+    made = ctx.raw_transmission(c, _signature(q.key, other.session_id, corr, q.rid, body),
+                                corr, q.rid, body, named=other.session_id)
+    _expect_error(await ctx.raw_request(c, made, corr, "KEY made for another session"), "SESSION",
                   b"", "KEY made for another session")
     ctx.expect(await ctx.request(c, KEY(sender_key=ctx.key().public), q.rid, q.key), "OK",
                step="KEY with another key after the refused one (the queue must be unsecured)")
@@ -421,8 +392,8 @@ async def _authorized_bytes(ctx: Context) -> str | None:
     q = await _create(ctx, c)
     twin = await _create(ctx, c, q.key)  # another queue with the same recipient key
     sender = ctx.key()
-    body = _body(c, KEY(sender_key=sender.public))
-    other_body = _body(c, KEY(sender_key=ctx.key().public))
+    body = Context.encoded(c, KEY(sender_key=sender.public))
+    other_body = Context.encoded(c, KEY(sender_key=ctx.key().public))
     # what each signature covers instead of the transmission's own part (TRANS-6: ss(sessionId)
     # ss(corrId) ss(entityId) command, Protocol.hs:1636-1638); the session ID is tls-unique,
     # so another session's is that of another connection (TRANS-8)
@@ -434,8 +405,8 @@ async def _authorized_bytes(ctx: Context) -> str | None:
                             ctx.random(24) if part == "corr" else corr,
                             twin.rid if part == "entity" else q.rid,
                             other_body if part == "body" else body)
-        reply = await _answer(ctx, c, _transmission(c, signed, corr, q.rid, body), corr,
-                              f"KEY signed over {what}")
+        reply = await ctx.raw_request(c, ctx.raw_transmission(c, signed, corr, q.rid, body),
+                                      corr, f"KEY signed over {what}")
         _expect_error(reply, "AUTH", q.rid, f"KEY signed over {what}")
     # none of them secured the queue: it still takes a SEND without a signature (MSG-1)
     unsigned = SEND(flags=MsgFlags(notification=False), body=b"unsigned")
@@ -443,8 +414,8 @@ async def _authorized_bytes(ctx: Context) -> str | None:
                step="unsigned SEND after the refused KEYs (the queue must be unsecured)")
     corr = ctx.random(24)
     signed = _signature(q.key, c.session_id, corr, q.rid, body)
-    ctx.expect(await _answer(ctx, c, _transmission(c, signed, corr, q.rid, body), corr,
-                             "KEY signed over its own bytes"), "OK",
+    ctx.expect(await ctx.raw_request(c, ctx.raw_transmission(c, signed, corr, q.rid, body),
+                                     corr, "KEY signed over its own bytes"), "OK",
                step="KEY signed over its own bytes")
     ctx.expect(await ctx.request(c, unsigned, q.sid), error="AUTH",
                step="unsigned SEND to the secured queue")
@@ -471,11 +442,12 @@ async def _authenticator(ctx: Context) -> str | None:
         corr = ctx.random(24)
         box = _box_authenticator(secret, key, corr if nonce is None else nonce,
                                  authorized_bytes(c.session_id, corr, entity, body))
-        return await _answer(ctx, c, _transmission(c, box, corr, entity, body), corr, step)
+        return await ctx.raw_request(c, ctx.raw_transmission(c, box, corr, entity, body),
+                                     corr, step)
 
     # an authenticator is verified at every version of smp/1, whose hello carried the
     # session key (DEP-12; Server.hs:1309-1323)
-    new_body = _body(c, new)
+    new_body = Context.encoded(c, new)
     _expect_error(await authorized(new_body, b"", ctx.random(32), "NEW with another key's "
                                    "authenticator"), "AUTH", b"", "NEW with another key's "
                   "authenticator")
@@ -483,9 +455,9 @@ async def _authenticator(ctx: Context) -> str | None:
     q.ids = ctx.message(reply, IDS, "NEW with its key's authenticator")
     q.owner.created(q.ids)
     sender = AuthKeyPair.x25519(ctx.random)
-    ctx.expect(await authorized(_body(c, KEY(sender_key=sender.public)), q.rid,
+    ctx.expect(await authorized(Context.encoded(c, KEY(sender_key=sender.public)), q.rid,
                                 recipient.secret, "KEY"), "OK", step="KEY with an authenticator")
-    send = _body(c, SEND(flags=MsgFlags(notification=False), body=b"refused"))
+    send = Context.encoded(c, SEND(flags=MsgFlags(notification=False), body=b"refused"))
     for what, secret, key, nonce in (
             ("another key", ctx.random(32), server_key, None),
             ("another session's server key", sender.secret, others_key, None),
@@ -493,7 +465,7 @@ async def _authenticator(ctx: Context) -> str | None:
         step = f"SEND with an authenticator made with {what}"
         _expect_error(await authorized(send, q.sid, secret, step, key=key, nonce=nonce),
                       "AUTH", q.sid, step)
-    send = _body(c, SEND(flags=MsgFlags(notification=False), body=b"accepted"))
+    send = Context.encoded(c, SEND(flags=MsgFlags(notification=False), body=b"accepted"))
     ctx.expect(await authorized(send, q.sid, sender.secret, "SEND"), "OK",
                step="SEND with the sender key's authenticator")
     # GET, authorized by the X25519 recipient key, finds only the accepted SEND
@@ -508,7 +480,7 @@ def _service_signed(ctx: Context, c: SmpClient, key: AuthKeyPair, entity: bytes,
     """(corrId, a transmission signed with ``key`` and carrying a service signature)."""
     corr = ctx.random(24)
     signed = _signature(key, c.session_id, corr, entity, body)
-    return corr, _transmission(c, signed, corr, entity, body, service=ctx.random(64))
+    return corr, Context.raw_transmission(c, signed, corr, entity, body, service=ctx.random(64))
 
 
 def _require_service_layout(c: SmpClient) -> None:
@@ -538,16 +510,16 @@ async def _service_signature(ctx: Context) -> str | None:
     # (Protocol.hs:2243-2246, 1722-1757); each answer keeps the transmission's entity ID
     # (Protocol.hs:2244, Server.hs:1167). The seed design answers SERVICE to any
     # transmission with one (AUTH-4).
-    steps = (("KEY with another key's signature", ctx.key(), _body(c, KEY(
+    steps = (("KEY with another key's signature", ctx.key(), Context.encoded(c, KEY(
                  sender_key=ctx.key().public)), "SERVICE"),
-             ("SUB", q.key, _body(c, SUB()), "SERVICE"),
+             ("SUB", q.key, Context.encoded(c, SUB()), "SERVICE"),
              ("KEY whose key does not parse", q.key, b"KEY \x05abc", "CMD SYNTAX"),
-             ("NEW with an entity ID", q.key, _body(c, new), "CMD HAS_AUTH"))
+             ("NEW with an entity ID", q.key, Context.encoded(c, new), "CMD HAS_AUTH"))
     wrong: list[str] = []  # every step is checked, so that one report names them all
     for what, key, body, error in steps:
         corr, data = _service_signed(ctx, c, key, q.rid, body)
         try:
-            _expect_error(await _answer(ctx, c, data, corr, what),
+            _expect_error(await ctx.raw_request(c, data, corr, what),
                           "SERVICE" if ctx.extended else error, q.rid,
                           f"{what} with a service signature")
         except Fail as exc:
