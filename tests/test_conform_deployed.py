@@ -125,3 +125,20 @@ def test_block_garbage_accepts_err_block_from_a_receiver_whose_chain_moved_on(
     (result,) = report.results
     assert result.status == "pass", result.message
     assert "ERR BLOCK" in result.message
+
+
+def test_a_run_that_stops_at_its_first_failure_ends_there(tmp_path: Path) -> None:
+    """``stop_on_fail`` (the mutation judge's): the planted bug fails cred.send.none, the
+    first case of its selection, and nothing runs after it."""
+    async def main() -> runner.Report:
+        server = _UnsignedSendDouble(tmp_path / "credentials")
+        await server.start()
+        try:
+            return await runner.run_against(server.address, None, runner.select(["cred.send.*"]),
+                                            stop_on_fail=True)
+        finally:
+            await server.stop()
+
+    report = asyncio.run(main())
+    assert [r.case.id for r in report.results] == ["cred.send.none"]
+    assert report.results[0].status == "fail"

@@ -162,12 +162,13 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
 async def run_embedded(cases: list[Case], versions: list[int | None], *,
                        timeout: float = 10.0, case_timeout: float = 120.0,
                        progress: Callable[[Result, int, int], None] | None = None,
-                       ) -> list[Report]:
+                       stop_on_fail: bool = False) -> list[Report]:
     """Run ``cases`` once per entry of ``versions`` against one embedded server.
 
     One server and one port answer every run, so a run at a deployed version and a run at
     the seed version check the same listener choosing its protocol by ALPN (TRANS-11). Each
-    report times its own run. An entry of None takes what the server offers.
+    report times its own run. An entry of None takes what the server offers. With
+    ``stop_on_fail``, a run ends at its first failing case (a judge that needs one failure).
     """
     from smpref.serve.listener import ServeConfig, SmpServer
 
@@ -183,7 +184,8 @@ async def run_embedded(cases: list[Case], versions: list[int | None], *,
                 started = time.perf_counter()
                 report = await run_against(server.address, server, cases,
                                            timeout=timeout, case_timeout=case_timeout,
-                                           progress=progress, version=version)
+                                           progress=progress, version=version,
+                                           stop_on_fail=stop_on_fail)
                 report.seconds = time.perf_counter() - started
                 reports.append(report)
         finally:
@@ -194,7 +196,7 @@ async def run_embedded(cases: list[Case], versions: list[int | None], *,
 async def run_against(address: str, embedded: SmpServer | None, cases: list[Case], *,
                       timeout: float = 10.0, case_timeout: float = 120.0,
                       progress: Callable[[Result, int, int], None] | None = None,
-                      version: int | None = None) -> Report:
+                      version: int | None = None, stop_on_fail: bool = False) -> Report:
     """Probe the server's versions, then run the cases one by one; ``embedded`` is the server
     at ``address`` when it runs in this process (its clock can be moved, and it routes every
     event at once)."""
@@ -209,6 +211,8 @@ async def run_against(address: str, embedded: SmpServer | None, cases: list[Case
         report.results.append(result)
         if progress:
             progress(result, index + 1, len(cases))
+        if stop_on_fail and result.status == "fail":
+            break
     return report
 
 
