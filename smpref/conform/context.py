@@ -372,12 +372,17 @@ class Context:
             self.pending[slot] = reply
         return bodies
 
+    def sub_answer(self, client: SmpClient) -> str:
+        """What SUB and NSUB are answered with on ``client``: deployed's SOK from version 16,
+        OK below (DEP-4, DEP-12; simplexmq Server.hs:1644, Protocol.hs:1835-1837), and OK in
+        the seed design (DIV-22). A message waiting is pushed after it, never in its place."""
+        version = None if client.extended else client.negotiated.version
+        return "SOK" if version is not None and version >= 16 else "OK"
+
     async def subscribe(self, client: SmpClient, queue: Queue) -> Reply:
-        """SUB: OK (smpref), SOK (deployed v16+), or a MSG straight away."""
+        """SUB, answered exactly as the client's version answers it (:meth:`sub_answer`)."""
         reply = await self.request(client, SUB(), queue.rid, queue.key)
-        if self.extended:
-            return self.expect(reply, "OK", "MSG", step="SUB")
-        return self.expect(reply, "OK", "SOK", "MSG", step="SUB")
+        return self.expect(reply, self.sub_answer(client), step="SUB")
 
     @property
     def deployed_version(self) -> int | None:

@@ -83,18 +83,11 @@ async def _answer_first(ctx: Context, client: SmpClient, message: Command, entit
     return reply
 
 
-def _sub_answer(ctx: Context) -> str:
-    """SUB's answer: OK in the seed design (DIV-22); deployed's SOK, written as OK below 16
-    (Server.hs:1644, Protocol.hs:1835-1837)."""
-    version = ctx.deployed_version
-    return "SOK" if version is not None and version >= 16 else "OK"
-
-
 async def _subscribe(ctx: Context, client: SmpClient, q: Queue, step: str = "SUB") -> None:
     """SUB answered exactly as the version answers it, with nothing pushed before the answer
     (deployed: the answer, then MSG, Server.hs:1634-1644)."""
     reply = await _answer_first(ctx, client, SUB(), q.rid, q.key, step=step)
-    ctx.expect(reply, _sub_answer(ctx), step=step)
+    ctx.expect(reply, ctx.sub_answer(client), step=step)
 
 
 def _opened(ctx: Context, q: Queue, reply: Reply, body: bytes, step: str) -> bytes:
