@@ -7,8 +7,8 @@ A mutant of the code that decides what a deployed server answers is killed when 
 Only the cases a user can run against a deployed server count: the seed design's extensions
 skip at a deployed version, and the cases that move the server's clock (``needs == "clock"``),
 which only an embedded server allows, are left out. The server is the embedded one the runner
-starts (the same listener as ``smpref serve``), with END and DELD sent at once rather than every
-15 s (``ServeConfig.embedded()``), so that a mutant costs seconds.
+starts (the same listener as ``smpref serve``), which gathers END and DELD as deployed does but
+sends them every 50 ms rather than every 15 s, so that a mutant costs seconds.
 
 Its name does not start with ``test_``: ``make test`` does not collect it (the same cases run
 at every version in tests/test_conform_serve_deployed.py); the mutation judge names it.
@@ -22,6 +22,9 @@ import pytest
 
 from smpref.conform import runner
 
+#: END and DELD gathered and sent on a tick, as deployed sends them (every 15 s), on a tick
+#: short enough for a mutant to cost seconds: the listener's gathering is judged too
+EVENTS_INTERVAL = 0.05
 #: what a deployed server can be asked: every case but those that move the server's clock
 CASES = [case for case in runner.select() if case.needs != "clock"]
 
@@ -29,7 +32,8 @@ CASES = [case for case in runner.select() if case.needs != "clock"]
 @pytest.mark.parametrize("version", [18, 10, 6])
 def test_conform_passes(version: int) -> None:
     # a mutant is killed by one failing case: the run stops there
-    [report] = asyncio.run(runner.run_embedded(CASES, [version], stop_on_fail=True))
+    [report] = asyncio.run(runner.run_embedded(CASES, [version], stop_on_fail=True,
+                                               events_interval=EVENTS_INTERVAL))
     failures = [(r.case.id, r.message) for r in report.results if r.status == "fail"]
     assert failures == []
     assert report.counts()["pass"] >= 120

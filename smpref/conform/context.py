@@ -249,13 +249,16 @@ class Context:
         A server answers a connection's transmissions in order, and what a command caused for
         a connection (a MSG for a subscriber, an END) goes out before the server answers that
         connection's next transmission: the PING is a barrier. The embedded server routes
-        every event at once, so the barrier is enough there; another server may send some from
-        other threads (deployed delivers to subscribers and notifiers from their own
-        connections' threads), hence the wait."""
+        every event at once (or END and DELD at its next pending-events tick, when it gathers
+        them), so the barrier is enough there; another server may send some from other
+        threads (deployed delivers to subscribers and notifiers from their own connections'
+        threads), hence the wait."""
         reply = await self.request(client, PING())
         self.expect(reply, "PONG", step="PING (to see that nothing was pushed before it)")
         if self.embedded is None:
             await asyncio.sleep(seconds)
+        elif (gathered := self.embedded.config.pending_events_interval) > 0:
+            await asyncio.sleep(2 * gathered)  # END and DELD it gathers come by the next tick
         if not client.events.empty():
             pushed = client.events.get_nowait()
             client.events.put_nowait(pushed)  # left for the case, as event() leaves others

@@ -162,13 +162,16 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
 async def run_embedded(cases: list[Case], versions: list[int | None], *,
                        timeout: float = 10.0, case_timeout: float = 120.0,
                        progress: Callable[[Result, int, int], None] | None = None,
-                       stop_on_fail: bool = False) -> list[Report]:
+                       stop_on_fail: bool = False, events_interval: float = 0.0
+                       ) -> list[Report]:
     """Run ``cases`` once per entry of ``versions`` against one embedded server.
 
     One server and one port answer every run, so a run at a deployed version and a run at
     the seed version check the same listener choosing its protocol by ALPN (TRANS-11). Each
     report times its own run. An entry of None takes what the server offers. With
     ``stop_on_fail``, a run ends at its first failing case (a judge that needs one failure).
+    ``events_interval`` is how long the server gathers END and DELD for other connections
+    before it sends them (deployed: 15 s; 0, the default: at once).
     """
     from smpref.serve.listener import ServeConfig, SmpServer
 
@@ -177,7 +180,8 @@ async def run_embedded(cases: list[Case], versions: list[int | None], *,
         # A password, so that the server-password case runs too (CMD-10, QUEUE-10); the
         # address carries it, as for any server that requires one.
         password = secrets.token_urlsafe(12).encode()
-        server = SmpServer(folder, ServeConfig.embedded(model=ServerConfig(basic_auth=password)))
+        server = SmpServer(folder, ServeConfig.embedded(
+            model=ServerConfig(basic_auth=password), pending_events_interval=events_interval))
         await server.start()
         try:
             for version in versions:
