@@ -26,9 +26,17 @@ from smpref.client.proxied import (
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
 from smpref.crypto import deployed_links as links
-from smpref.crypto.primitives import box_key, ed25519_public
+from smpref.crypto.forwarding import (
+    PROXIED_PADDED,
+    open_answer,
+    open_fwd_response,
+    seal_forwarded,
+)
+from smpref.crypto.primitives import box_key, cb_nonce, ed25519_public, secretbox, x25519_public
 from smpref.errors import ClientError, CryptoError, Fail, Skip
 from smpref.text.addresses import parse_server_address
+from smpref.wire.blocks import encode_batch, pad
+from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
     IDS,
     KEY,
@@ -43,11 +51,14 @@ from smpref.wire.messages import (
     DeployedPKEY,
     DeployedPRES,
     DeployedPRXY,
+    DeployedRFWD,
     DeployedRRES,
+    FwdTransmission,
     MsgFlags,
     SubscriptionMode,
 )
 from smpref.wire.structs import Message
+from smpref.wire.transmission import Transmission
 from smpref.wire.version_history import PROXIED_NEWEST
 
 group = CaseGroup("routing")
@@ -235,4 +246,54 @@ async def _route_proxy_password(ctx: Context) -> str | None:
     for what, password in (("without", None), ("with a wrong", b"x" + ctx.password)):
         ctx.expect(await ctx.request(client, DeployedPRXY(relay=relay, basic_auth=password)),
                    error="PROXY BASIC_AUTH", step=f"PRXY {what} password")
+    return None
+
+
+@case("route.rfwd-errors", "RFWD's failures, each answered as deployed answers it: a "
+      "FwdTransmission that does not parse, a client's transmission that does not open, two "
+      "transmissions, a batch that does not parse", "DEP-14")
+async def _route_rfwd_errors(ctx: Context) -> str | None:
+    routed = await Routed.connect(ctx)
+    proxy, hello_key = routed.proxy, routed.proxy.connected.hello_key
+
+    async def rfwd(payload: bytes | FwdTransmission) -> tuple[bytes, Reply]:
+        corr = ctx.random(24)
+        sealed = seal_forwarded(hello_key, corr, payload) if isinstance(
+            payload, FwdTransmission) else secretbox(hello_key, cb_nonce(corr), payload)
+        return corr, await ctx.request(proxy, DeployedRFWD(enc_fwd_transmission=sealed),
+                                       corr_id=corr)
+
+    # Server.hs:1976-1989: a FwdTransmission that does not parse is CMD SYNTAX; a client's
+    # transmission that does not open is CRYPTO; a batch of more than one is BLOCK
+    _, reply = await rfwd(b"not a FwdTransmission")
+    ctx.expect(reply, error="CMD SYNTAX", step="RFWD whose payload is no FwdTransmission")
+    ephemeral, nonce = ctx.random(32), ctx.random(24)
+    client_key = box_key(proxy.connected.server_session_public, ephemeral)
+
+    def forwarded(content: bytes, key: bytes = client_key) -> FwdTransmission:
+        return FwdTransmission(corr_id=nonce, version=routed.relay.version,
+                               key=PublicKey(KeyAlgorithm.X25519, x25519_public(ephemeral)),
+                               enc_transmission=secretbox(key, cb_nonce(nonce),
+                                                          pad(content, PROXIED_PADDED)))
+
+    ping = Transmission(b"", ctx.random(24), b"", b"PING").encode()
+    _, reply = await rfwd(forwarded(encode_batch([ping]), key=ctx.random(32)))
+    ctx.expect(reply, error="CRYPTO", step="RFWD whose client transmission does not open")
+    _, reply = await rfwd(forwarded(encode_batch([ping, ping])))
+    ctx.expect(reply, error="BLOCK", step="RFWD carrying two transmissions")
+    # a batch that does not parse is answered inside RRES: ERR BLOCK with an empty corrId
+    corr, reply = await rfwd(forwarded(b"\x01\x00\x09ab"))
+    rres = ctx.message(reply, DeployedRRES, "RFWD whose batch does not parse")
+    try:
+        response = open_fwd_response(hello_key, corr, rres.enc_fwd_response)
+        inner = Transmission.decode(open_answer(client_key, nonce, response.enc_response),
+                                    routed.relay.version)
+    except (CryptoError, ClientError, ValueError) as exc:
+        raise Fail(f"RRES for a batch that does not parse does not open: {exc}") from None
+    if (inner.corr_id, inner.command) != (b"", b"ERR BLOCK"):
+        raise Fail(f"inside RRES: {inner.command!r} with corrId {inner.corr_id!r}, expected "
+                   "ERR BLOCK with an empty corrId")
+    # and one transmission is served: the relay answers PING inside RRES
+    corr, reply = await rfwd(forwarded(encode_batch([ping])))
+    rres = ctx.message(reply, DeployedRRES, "RFWD carrying one PING")
     return None
