@@ -258,23 +258,143 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
 ))
 
 
-def equivalents_table() -> str:
-    """The markdown table of :data:`EQUIVALENT` that docs/testing.md shows (a test keeps the
-    two the same)."""
+#: mutants no deployed server's answer can tell from the original: they change what a seed
+#: design's queue does, or what smpref does where deployed differs by design, on a line a
+#: deployed session also runs. Counted as equivalent by the conformance targets only (the
+#: model's own targets judge them by the seed design's machines); docs/testing.md lists them
+_SEED_RATCHET = ("the seed design's ratchet (QENC): a deployed queue has none, and its records "
+                 "are the bodies as sent whatever its ratchet state (DEP-7)")
+_NO_LAST = ("a deployed MSG has no last flag: seal_record's deployed layout does not carry it "
+            "(DEP-4, DEP-7)")
+_WHEN_SENT = ("when a push to another connection goes out: a client cannot tell one sent at the "
+              "next 50 ms tick from one sent at once (deployed sends END and DELD up to 15 s "
+              "late, TRANS-16)")
+_TRACE = "what --trace logs, which no client receives"
+_SLOW_CLIENT = "the slow-client limit (TRANS-16), which no conformance run comes near"
+_ONLY_KEY_SIGNERS = ("a command whose signer is none carries no authorization (TRANS-7 refuses "
+                     "it first), so queue_key sees only the recipient, sender and notifier keys")
+DEPLOYED_EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
+    ("smpref/model/effects.py", "AddNot", "    if deployed:", _SEED_RATCHET,
+     "deployed = request.dialect is Dialect.DEPLOYED"),
+    ("smpref/model/effects.py", "", "enqueue(server, queue, RecordKind.Initial, initial,",
+     "the Initial record, which only a seed queue stores (the line is under `if not deployed`)"),
+    ("smpref/model/effects.py", "",
+     "if state.since_update >= server.config.ratchet_update_interval:", _SEED_RATCHET),
+    ("smpref/model/effects.py", "", "enqueue(server, queue, RecordKind.Update, update,",
+     _SEED_RATCHET),
+    ("smpref/model/effects.py", "ReplaceFalseWithTrue",
+     "secure(step.server, step.found(), step.command.sender_key, by_lget=False)",
+     "a deployed queue keeps an invitation's link data until the first SEND however it was "
+     "secured (secure(): pending = by_lget or a deployed queue), so by_lget tells only seed "
+     "queues apart (LINK-11)"),
+    ("smpref/model/effects.py", "",
+     "marker = b\"\" if queue.dialect is Dialect.DEPLOYED else ratchet.quota_marker(",
+     "a deployed quota marker's data is never sent: seal_record seals a quota record's body "
+     "empty (DEP-7)"),
+    ("smpref/model/effects.py", "ReplaceFalseWithTrue",
+     "enqueue(server, queue, RecordKind.Quota, marker, False)",
+     "seal_record clears a deployed quota record's notification flag "
+     "(`record.notification and not quota`, DEP-7)"),
+    ("smpref/model/effects.py", "", "server.observe(\"link.drop-pending\" if pending",
+     "what securing reports to the coverage observer, which no client receives"),
+    ("smpref/model/delivery.py", "",
+     "last = queue.suspended and len(records) == 1 and queue.dialect is Dialect.SEED",
+     _NO_LAST),
+    ("smpref/model/delivery.py", "", "server.observe(\"deliver.last\" if last",
+     "what delivery reports to the coverage observer, which no client receives"),
+    ("smpref/model/delivery.py", "",
+     "if sid is None or sid not in server.sessions or queue.notifier is None:",
+     "a notifier subscriber's session is always open (close_session drops its subscriptions) "
+     "and a queue without a notifier has no notifier subscriber (notifier_gone drops it with "
+     "the credentials): only `sid is None` ever decides"),
+    ("smpref/model/rules.py", "NotEq_Gt", "return len(set(chosen)) != len(chosen) or any(",
+     "a set is never larger than the list it is made of"),
+    ("smpref/model/rules.py", "ReplaceOrWithAnd",
+     "return material.rcv_dh_secret is None or material.ntf_dh_secret is None",
+     "low-order keys: deployed accepts them and smpref refuses them by design (DIV-41), so no "
+     "conformance case judges the refusal (queue.new.low-order-dh-key reports it as info)"),
+    ("smpref/model/server.py", "",
+     "if tx.service_signature is not None and session.dialect is Dialect.SEED:",
+     "the seed design's answer to a service signature (AUTH-4); a deployed session's is "
+     "_unserved's"),
+    ("smpref/model/server.py", "", "return self.store.find(\"link\", sha256(entity_id)) if",
+     "the seed LGET's k (entity link_key, LINK-6): a deployed LGET names its LinkId"),
+    ("smpref/model/server.py", "", "entity_id) == LINK_ID_SIZE else None",
+     "the seed LGET's k (entity link_key, LINK-6): a deployed LGET names its LinkId"),
+    ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_LtE",
+     "if entity == \"link_id\":",
+     "no command's entity kind sorts below link_id (none, recipient_id, sender_id, "
+     "notifier_id, link_key, link_id, proxy_session, queue_id)"),
+    ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_LtE",
+     "if definition.signer == \"field\":",
+     "no signer sorts below field (none, recipient_key, sender_key, notifier_key)"),
+    ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_GtE", "if signer == \"sender_key\":",
+     _ONLY_KEY_SIGNERS),
+    ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_", "if signer == \"notifier_key\":",
+     _ONLY_KEY_SIGNERS),
+    ("smpref/model/server.py", "", "except StoreError as exc:",
+     "a store that cannot read or write: no client can make one fail"),
+    ("smpref/model/server.py", "AddNot", "if not forwarded:  # a forwarded one is committed",
+     "a commit makes a change durable across a restart, which no conformance run makes (the "
+     "store machine's tests restart a store)"),
+    ("smpref/model/server.py", "AddNot", "            if forwarded:",
+     "a store that cannot read or write: no client can make one fail",
+     "except StoreError as exc:"),
+    ("smpref/serve/listener.py", "", "if self.config.pending_events_interval <= 0 or",
+     _WHEN_SENT),
+    ("smpref/serve/listener.py", "AddNot", "if gather and target is not None and target is not",
+     _WHEN_SENT),
+    ("smpref/serve/listener.py", "", "target.pending_events.insert(0, out)",
+     "the order of the END and DELD gathered for one connection in one tick, which concern "
+     "different queues and which no requirement orders"),
+    ("smpref/serve/listener.py", "", "if self.trace.active:", _TRACE),
+    ("smpref/serve/listener.py", "", "for data in transmissions:", _TRACE),
+    ("smpref/serve/listener.py", "", "self.trace.record(\"out\", target.number if target",
+     _TRACE),
+    ("smpref/serve/listener.py", "", "target.dialect if target else Dialect.SEED,", _TRACE),
+    ("smpref/serve/listener.py", "", "target.version if target else None)", _TRACE,
+     "target.dialect if target else Dialect.SEED,"),
+    ("smpref/serve/listener.py", "ZeroIterationForLoop",
+     "for session, transmissions in by_session.items():", _TRACE, "if self.trace.active:"),
+    ("smpref/serve/listener.py", "ReplaceTrueWithFalse", "gather: bool = True) -> None:",
+     _WHEN_SENT),
+    ("smpref/serve/listener.py", "IsNot_Eq", "if gather and target is not None and target is not",
+     _WHEN_SENT),
+    ("smpref/serve/listener.py", "ReplaceContinueWithBreak", "continue", _SLOW_CLIENT,
+     "connection.stream.writer.transport.abort()"),
+    ("smpref/model/relay.py", "NumberReplacer", "transmissions[0] if transmissions else None)",
+     "the list has one transmission here (more is refused just before): its first is its last"),
+    ("smpref/serve/listener.py", "", "len(connection.outbox) + len(transmissions) >",
+     _SLOW_CLIENT),
+    ("smpref/serve/listener.py", "", "if connection is not origin and", _SLOW_CLIENT),
+    ("smpref/serve/listener.py", "", "connection.closing = True", _SLOW_CLIENT),
+    ("smpref/serve/listener.py", "",
+     "connection.in_engine -= len(job.transmissions) + int(job.bad_block)",
+     "a connection's count of transmissions in the engine, which paces its reading only"),
+    ("smpref/serve/listener.py", "AddNot", "if job.done is not None:",
+     "a sweep's or a watcher's callback: the embedded server sweeps hourly and acts for "
+     "watchers and the inactivity check only, none of which a conformance run reaches"),
+))
+
+
+def equivalents_table(entries: tuple[Equivalent, ...] | None = None) -> str:
+    """The markdown table of :data:`EQUIVALENT` (or ``entries``) that docs/testing.md shows
+    (a test keeps the two the same)."""
     rows = ["| module | operator | mutated line | why it is equivalent |", "|---|---|---|---|"]
-    for e in EQUIVALENT:
+    for e in EQUIVALENT if entries is None else entries:
         where = f"`{e.piece}`" + (f" after `{e.after}`" if e.after else "")
         rows.append(f"| {'any' if e.module == '*' else e.module} | {e.operator or 'any'} | "
                     f"{where.replace('|', '&#124;')} | {e.why} |")
     return "\n".join(rows) + "\n"
 
 
-def equivalent(module: str, operator: str, diff: str) -> str:
-    """Why a surviving mutant is equivalent, or "" when it is not known to be."""
+def equivalent(module: str, operator: str, diff: str, *, deployed: bool = False) -> str:
+    """Why a surviving mutant is equivalent, or "" when it is not known to be; ``deployed``:
+    judged by what a deployed server answers (:data:`DEPLOYED_EQUIVALENT` too)."""
     lines = diff.splitlines()
     removed = [n for n, line in enumerate(lines)
                if line.startswith("-") and not line.startswith("---")]
-    for entry in EQUIVALENT:
+    for entry in (*EQUIVALENT, *(DEPLOYED_EQUIVALENT if deployed else ())):
         if entry.module not in ("*", module) or entry.operator not in operator:
             continue
         for n in removed:
@@ -751,7 +871,7 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
                               "operator": mutation["operator_name"],
                               "occurrence": mutation["occurrence"], "diff": diff,
                               "equivalent": equivalent(module, mutation["operator_name"],
-                                                       diff)})
+                                                       diff, deployed=target.deployed)})
     mutants = sum(n for k, n in outcomes.items()
                   if k not in ("skipped", "seed design only", "outside", "no client sees it"))
     killed = outcomes.get("killed", 0) + outcomes.get("timeout", 0)
@@ -854,6 +974,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.equivalents_table:
         print(equivalents_table(), end="")
+        print("\nFor the conformance targets also:\n")
+        print(equivalents_table(DEPLOYED_EQUIVALENT), end="")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     modules = selected_modules(args.only, machines=args.machines_only)

@@ -41,6 +41,7 @@ from smpref.wire.messages import (
     IDS,
     KEY,
     MSG,
+    PING,
     SEND,
     ConnectionMode,
     DeployedLGET,
@@ -229,6 +230,17 @@ async def _route_proxy(ctx: Context) -> str | None:
                             q.sid)
     ctx.expect(answer, "OK", step="the proxied SEND's answer inside PRES")
     Context.expect_bodies(await ctx.receive(recipient, q, 1), [b"through a proxy"])
+    # PRXY in one block with other commands: each is answered (a proxied command is answered
+    # later, when the relay has answered, Server.hs:1433-1439; the others at once)
+    items = [sender.session.transmission(message, b"", None, ctx.random(24))
+             for message in (PING(), DeployedPRXY(relay=relay_server(parse_server_address(
+                 ctx.address)), basic_auth=ctx.password), PING())]
+    try:
+        answers = await sender.send_transmissions(items, timeout=ctx.timeout)
+    except ClientError as exc:
+        raise Fail(f"PING, PRXY and PING in one block: {exc}") from None
+    if [a.tag for a in answers] != ["PONG", "PKEY", "PONG"]:
+        raise Fail(f"PING, PRXY and PING in one block answered {[a.tag for a in answers]}")
     # an unknown session: the proxy has no relay for it
     ctx.expect(await ctx.request(sender, relay_pfwd(relay, ctx), ctx.random(32)),
                error="PROXY NO_SESSION", step="PFWD naming no session")
