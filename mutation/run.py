@@ -266,9 +266,9 @@ _SEED_RATCHET = ("the seed design's ratchet (QENC): a deployed queue has none, a
                  "are the bodies as sent whatever its ratchet state (DEP-7)")
 _NO_LAST = ("a deployed MSG has no last flag: seal_record's deployed layout does not carry it "
             "(DEP-4, DEP-7)")
-_WHEN_SENT = ("when a push to another connection goes out: a client cannot tell one sent at the "
-              "next 50 ms tick from one sent at once (deployed sends END and DELD up to 15 s "
-              "late, TRANS-16)")
+_WHEN_SENT = ("whether END and DELD for another connection wait for the next 50 ms tick or go at "
+              "once: deployed sends them up to 15 s late (TRANS-16), so a client can rely on "
+              "neither their delay nor their order against other pushes")
 _TRACE = "what --trace logs, which no client receives"
 _SLOW_CLIENT = "the slow-client limit (TRANS-16), which no conformance run comes near"
 _ONLY_KEY_SIGNERS = ("a command whose signer is none carries no authorization (TRANS-7 refuses "
@@ -302,21 +302,18 @@ DEPLOYED_EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry
      _NO_LAST),
     ("smpref/model/delivery.py", "", "server.observe(\"deliver.last\" if last",
      "what delivery reports to the coverage observer, which no client receives"),
-    ("smpref/model/delivery.py", "",
+    ("smpref/model/delivery.py", "ReplaceOrWithAnd",
      "if sid is None or sid not in server.sessions or queue.notifier is None:",
      "a notifier subscriber's session is always open (close_session drops its subscriptions) "
      "and a queue without a notifier has no notifier subscriber (notifier_gone drops it with "
      "the credentials): only `sid is None` ever decides"),
     ("smpref/model/rules.py", "NotEq_Gt", "return len(set(chosen)) != len(chosen) or any(",
      "a set is never larger than the list it is made of"),
-    ("smpref/model/rules.py", "ReplaceOrWithAnd",
-     "return material.rcv_dh_secret is None or material.ntf_dh_secret is None",
-     "low-order keys: deployed accepts them and smpref refuses them by design (DIV-41), so no "
-     "conformance case judges the refusal (queue.new.low-order-dh-key reports it as info)"),
     ("smpref/model/server.py", "",
      "if tx.service_signature is not None and session.dialect is Dialect.SEED:",
-     "the seed design's answer to a service signature (AUTH-4); a deployed session's is "
-     "_unserved's"),
+     "below version 16 no transmission carries a service signature (Protocol.hs:1632), so at "
+     "10 and 6 only the seed design's answer (AUTH-4) depends on this line; at 16 and later "
+     "queue.err.service-order and transport.service-signature judge it"),
     ("smpref/model/server.py", "", "return self.store.find(\"link\", sha256(entity_id)) if",
      "the seed LGET's k (entity link_key, LINK-6): a deployed LGET names its LinkId"),
     ("smpref/model/server.py", "", "entity_id) == LINK_ID_SIZE else None",
@@ -330,23 +327,21 @@ DEPLOYED_EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry
      "no signer sorts below field (none, recipient_key, sender_key, notifier_key)"),
     ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_GtE", "if signer == \"sender_key\":",
      _ONLY_KEY_SIGNERS),
-    ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_", "if signer == \"notifier_key\":",
-     _ONLY_KEY_SIGNERS),
+    *(("smpref/model/server.py", operator, "if signer == \"notifier_key\":",
+        _ONLY_KEY_SIGNERS) for operator in ("ReplaceComparisonOperator_Eq_LtE",
+                                             "ReplaceComparisonOperator_Eq_GtE")),
     ("smpref/model/server.py", "", "except StoreError as exc:",
      "a store that cannot read or write: no client can make one fail"),
     ("smpref/model/server.py", "AddNot", "if not forwarded:  # a forwarded one is committed",
-     "a commit makes a change durable across a restart, which no conformance run makes (the "
-     "store machine's tests restart a store)"),
+     "commit() is the savepoint a command's changes are rolled back to: the mutant shows only "
+     "when a store fails or the model raises, which no client can cause (flush() writes)"),
     ("smpref/model/server.py", "AddNot", "            if forwarded:",
      "a store that cannot read or write: no client can make one fail",
      "except StoreError as exc:"),
-    ("smpref/serve/listener.py", "", "if self.config.pending_events_interval <= 0 or",
-     _WHEN_SENT),
+    *(("smpref/serve/listener.py", operator, "if self.config.pending_events_interval <= 0 or",
+        _WHEN_SENT) for operator in ("ReplaceComparisonOperator", "AddNot", "NumberReplacer")),
     ("smpref/serve/listener.py", "AddNot", "if gather and target is not None and target is not",
      _WHEN_SENT),
-    ("smpref/serve/listener.py", "", "target.pending_events.insert(0, out)",
-     "the order of the END and DELD gathered for one connection in one tick, which concern "
-     "different queues and which no requirement orders"),
     ("smpref/serve/listener.py", "", "if self.trace.active:", _TRACE),
     ("smpref/serve/listener.py", "", "for data in transmissions:", _TRACE),
     ("smpref/serve/listener.py", "", "self.trace.record(\"out\", target.number if target",
@@ -368,9 +363,6 @@ DEPLOYED_EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry
      _SLOW_CLIENT),
     ("smpref/serve/listener.py", "", "if connection is not origin and", _SLOW_CLIENT),
     ("smpref/serve/listener.py", "", "connection.closing = True", _SLOW_CLIENT),
-    ("smpref/serve/listener.py", "",
-     "connection.in_engine -= len(job.transmissions) + int(job.bad_block)",
-     "a connection's count of transmissions in the engine, which paces its reading only"),
     ("smpref/serve/listener.py", "AddNot", "if job.done is not None:",
      "a sweep's or a watcher's callback: the embedded server sweeps hourly and acts for "
      "watchers and the inactivity check only, none of which a conformance run reaches"),

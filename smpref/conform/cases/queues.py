@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import replace
 
 from smpref.client.connection import SmpClient, open_deployed_message
-from smpref.client.core import AuthKeyPair, DhKeyPair, Reply
+from smpref.client.core import AuthKeyPair, DhKeyPair, Reply, deployed_new
 from smpref.client.proxied import relay_server
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
@@ -43,6 +43,7 @@ from smpref.wire.messages import (
     DeployedRFWD,
     MessagingLink,
     MsgFlags,
+    NewNtfCreds,
     NtfRequest,
     QueueReqData,
     RecordKind,
@@ -539,8 +540,28 @@ async def _new_low_order(ctx: Context) -> str | None:
     # smpref refuses it (DIV-41). Neither is required of a server: the case reports which
     if isinstance(reply.message, IDS):
         await _delete(ctx, c, (reply.message.rcv_id, key))
-    raise Info(f"NEW with a low-order DH key: {'ERR ' + reply.error if reply.error else reply.tag}"
-               " (deployed accepts it, smpref refuses it: DIV-41)")
+    answers = [f"NEW with a low-order DH key: {_answer_of(reply)}"]
+    if c.negotiated.version >= NOTIFIER_CREDENTIALS:
+        # the same for the notifier's DH key of v17's NEW (Server.hs:1508-1510): whichever
+        # answer, the server answers, and goes on serving the connection
+        draft = ctx.draft("C")
+        creds = NewNtfCreds(ntf_auth_key=ctx.key().public, rcv_ntf_dh_key=low)
+        new = replace(deployed_new(c.negotiated.version, rcv_auth_key=draft.key.public,
+                                   rcv_dh_key=draft.owner.dh_key.public,
+                                   basic_auth=ctx.password,
+                                   sub_mode=SubscriptionMode.OnlyCreate,
+                                   mode=ConnectionMode.Contact), ntf_creds=creds)
+        reply = await ctx.request(c, new, key=draft.key)
+        if isinstance(reply.message, IDS):
+            await _delete(ctx, c, (reply.message.rcv_id, draft.key))
+        ctx.expect(await ctx.request(c, PING()), "PONG",
+                   step="PING after a NEW whose notifier DH key is low-order")
+        answers.append(f"with a low-order notifier DH key: {_answer_of(reply)}")
+    raise Info("; ".join(answers) + " (deployed accepts them, smpref refuses them: DIV-41)")
+
+
+def _answer_of(reply: Reply) -> str:
+    return f"ERR {reply.error}" if reply.error else reply.tag
 
 
 # ---------------------------------------------------------------------------------------------
