@@ -33,6 +33,27 @@ def test_docs_list_every_known_equivalent(runner: ModuleType) -> None:
     assert runner.equivalents_table() in docs, (
         "docs/testing.md's table of equivalent mutants is not `python mutation/run.py "
         "--equivalents-table`")
+    assert runner.equivalents_table(runner.DEPLOYED_EQUIVALENT) in docs, (
+        "docs/testing.md's table of the conformance targets' equivalents is not the second "
+        "table of `python mutation/run.py --equivalents-table`")
+
+
+def test_a_deployed_equivalent_counts_only_for_the_conformance_targets(
+        runner: ModuleType) -> None:
+    """The seed design's ratchet update is equivalent for a deployed server's answers, not for
+    the model's own targets, whose seed machines see it."""
+    line = "        if state.since_update >= server.config.ratchet_update_interval:"
+    mutant = diff(line, line.replace(">=", ">"), "    else:")
+    operator = "core/ReplaceComparisonOperator_GtE_Gt"
+    assert runner.equivalent("smpref/model/effects.py", operator, mutant, deployed=True)
+    assert runner.equivalent("smpref/model/effects.py", operator, mutant) == ""
+    # and only the operators an entry names: ReplaceOrWithAnd on the gathering line counts
+    gathering = "        if self.config.pending_events_interval <= 0 or out.corr_id or \\"
+    for operator, equivalent in (("core/ReplaceComparisonOperator_LtE_Gt", True),
+                                 ("core/ReplaceOrWithAnd", False)):
+        mutant = diff(gathering, gathering.replace("<=", ">"))
+        assert bool(runner.equivalent("smpref/serve/listener.py", operator, mutant,
+                                      deployed=True)) is equivalent
 
 
 def test_an_equivalent_is_recognised_only_where_it_was_shown(runner: ModuleType) -> None:
