@@ -111,9 +111,13 @@ class Context:
         self.clients.append(client)
         return client
 
-    async def close(self) -> None:
-        """End the case: delete the queues it made, then close its connections."""
+    async def end_case(self) -> None:
+        """End a case: delete the queues it made, then close its connections."""
         await self._delete_made()
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connections (the queues stay: :meth:`end_case` deletes a case's)."""
         for client in self.clients:
             await client.close()
         self.clients.clear()

@@ -130,7 +130,7 @@ async def run_case(case: Case, ctx: Context, case_timeout: float) -> Result:
     except Exception as exc:
         status, message = "fail", f"{type(exc).__name__}: {exc}"
     finally:
-        await ctx.close()
+        await ctx.end_case()
     return Result(case, status, message, time.perf_counter() - started)
 
 

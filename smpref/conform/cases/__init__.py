@@ -6,13 +6,13 @@ order below, each area's cases in the order its module registers them.
 
 from smpref.conform.cases import (
     authorization,
-    delivery,
-    deployed_links,
+    deployed_short_links,
     expiry,
     lifecycle,
     limits,
     links,
     malformed,
+    message_delivery,
     negotiation,
     notifications,
     queues,
@@ -22,8 +22,9 @@ from smpref.conform.cases import (
 )
 from smpref.conform.registry import Case, CaseGroup
 
-AREAS: tuple[CaseGroup, ...] = (authorization.group, lifecycle.group, delivery.group,
-                                queues.group, links.group, deployed_links.group,
+AREAS: tuple[CaseGroup, ...] = (authorization.group, lifecycle.group,
+                                message_delivery.group, queues.group, links.group,
+                                deployed_short_links.group,
                                 notifications.group, malformed.group, negotiation.group,
                                 transport.group, limits.group, expiry.group, rotation.group,
                                 routing.group)
