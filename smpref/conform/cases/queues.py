@@ -524,7 +524,8 @@ async def _new_bad_dh(ctx: Context) -> str | None:
 
 
 @case("queue.new.low-order-dh-key", "NEW with an X25519 low-order point as DH key: CMD SYNTAX in "
-      "the seed design; deployed's answer is reported, not judged (DIV-41)",
+      "the seed design; in deployed SMP the answer is reported, not judged (DIV-41), and the "
+      "server must go on serving",
       "QUEUE-10", "DEP-3", "DIV-41")
 async def _new_low_order(ctx: Context) -> str | None:
     c = await ctx.connect()
