@@ -60,7 +60,7 @@ from smpref.wire.messages import (
     SubscriptionMode,
 )
 from smpref.wire.schema import decode_struct, encode_message
-from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SERVICES
+from smpref.wire.version_history import NOTIFIER_CREDENTIALS
 
 group = CaseGroup("notifications")
 case = group.case
@@ -150,10 +150,8 @@ async def _notified(ctx: Context, c: SmpClient, *, subscribe: bool = False
 def _expect_subscribed(ctx: Context, c: SmpClient, reply: Reply, step: str) -> None:
     """NSUB's answer: ``OK`` in the seed design (DIV-22) and in deployed below 16, ``SOK``
     with no service ID from 16 (DEP-4; simplexmq Server.hs:1773, Protocol.hs:1835-1837)."""
-    if ctx.extended or c.negotiated.version < SERVICES:
-        ctx.expect(reply, "OK", step=step)
-        return
-    if ctx.message(reply, DeployedSOK, step).service_id is not None:
+    ctx.expect(reply, ctx.sub_answer(c), step=step)
+    if reply.tag == "SOK" and ctx.message(reply, DeployedSOK, step).service_id is not None:
         raise Fail(f"{step}: SOK names a service; NSUB was sent without one")
 
 
