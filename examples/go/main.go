@@ -134,7 +134,7 @@ func checkHKDF(v vectorFile) int {
 	return checked
 }
 
-// shortString is SMP's ss(x): one length byte, then the bytes (ENC, smp-wire 1.1).
+// shortString is SMP's ss(x): one length byte, then the bytes (spec/encoding.md, ENC-1).
 func shortString(b []byte) []byte { return append([]byte{byte(len(b))}, b...) }
 
 // checkSignatures checks RFC 8032's known answers over their message, and each transmission test

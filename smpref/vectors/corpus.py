@@ -136,7 +136,9 @@ def _verify_file(directory: Path, path: str, data: bytes) -> FileReport:
     reset()
     try:
         confirmed = check(obj)
-    except (VectorCheckError, ValueError, KeyError) as exc:
+    except (VectorCheckError, ValueError, KeyError, TypeError) as exc:
+        # a value of the wrong shape where a schema says only "object" or "any" (a
+        # conversation's transmissions) ends the check like a wrong value
         raise VectorError(f"{path}: {exc}") from None
     declared = int(obj["numberOfTests"])
     if confirmed != declared:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from smpref.vectors import conversation_page
 from smpref.vectors.generators import SETS, corpus
 from smpref.vectors.vector_sets import VectorSet
 
@@ -38,6 +39,8 @@ def page(vector_set: VectorSet, vectors: dict[str, object]) -> str:
         lines += [f"| `{flag}` | {text} |" for flag, text in vector_set.notes.items()]
     lines += ["", "Every test also has `tcId`, `comment`, `flags`, `requirements` and `result` "
               "(`valid`, `invalid` or `acceptable`); see [the vectors overview](../index.md).", ""]
+    if vector_set.name == "conversation":  # the set a reader follows block by block
+        lines.append(conversation_page.page(vectors))
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ from smpref.vectors.generators import (
     generate_address,
     generate_auth,
     generate_block,
+    generate_conversation,
     generate_deployed,
     generate_encoding,
     generate_handshake,
@@ -32,7 +33,8 @@ SETS: dict[str, tuple[VectorSet, Callable[[], list[Json]]]] = {
     module.SET.name: (module.SET, module.groups) for module in (
         generate_hkdf, generate_link, generate_link_response, generate_short_link,
         generate_ratchet, generate_auth, generate_block, generate_encoding, generate_address,
-        generate_handshake, generate_notification, generate_deployed)
+        generate_handshake, generate_notification, generate_deployed,
+        generate_conversation)
 }
 
 

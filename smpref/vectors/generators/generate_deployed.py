@@ -31,7 +31,12 @@ SET = VectorSet(
             "X25519(proxyKey, relay session key) and nonce rfwdCorrId (encFwdTransmission); the "
             "relay's answer, padded and sealed like the transmission with corrId's bytes "
             "reversed (encResponse), and FwdResponse ss(corrId) encResponse sealed like RFWD "
-            "with rfwdCorrId reversed (encFwdResponse). Every seal is crypto_box "
+            "with rfwdCorrId reversed (encFwdResponse). MsgBodyTest: a MSG's encBody as a "
+            "deployed server seals it (DEP-7; simplexmq Server.hs:2030-2038, "
+            "Protocol.hs:791-800): Int64(timestamp) flag ' ' body, or 'QUOTA ' "
+            "Int64(timestamp) for the quota marker, padded to 16106 bytes (2-byte length, "
+            "'#' fill) and sealed with crypto_box's key rcvDhSecret = HSalsa20(X25519("
+            "recipientDhKey, serverDhKey), 0^16) and the msgId as nonce. Every seal is crypto_box "
             "(XSalsa20-Poly1305 keyed by HSalsa20 of the X25519 secret), tag first, no nonce.",),
     test_fields={"version": "int", "sessionId": "hex", "corrId": "hex", "entityId": "hex",
                  "command": "hex", "authorized": "hex", "authorization": "hex",
@@ -46,7 +51,10 @@ SET = VectorSet(
                  "spkiBase64": "string", "relaySessionKey": "hex", "ephemeralKey": "hex",
                  "proxyKey": "hex", "encTransmission": "hex", "rfwdCorrId": "hex",
                  "encFwdTransmission": "hex", "answer": "hex", "encResponse": "hex",
-                 "encFwdResponse": "hex"},
+                 "encFwdResponse": "hex", "recipientDhKey": "hex", "serverDhKey": "hex",
+                 "sharedSecret": "hex", "rcvDhSecret": "hex", "msgId": "hex",
+                 "timestamp": "int", "notification": "bool", "quota": "bool", "body": "hex",
+                 "plaintext": "hex", "encBody": "hex"},
     optional=frozenset({"version", "encoded", "sessionId", "corrId", "entityId", "command",
                         "authorized",
                         "authorization", "signingKey", "serverSessionKey", "queueKey",
@@ -57,7 +65,9 @@ SET = VectorSet(
                         "encUser", "keyAlgorithm", "rawKey", "spki", "spkiBase64",
                         "relaySessionKey", "ephemeralKey", "proxyKey", "encTransmission",
                         "rfwdCorrId", "encFwdTransmission", "answer", "encResponse",
-                        "encFwdResponse"}),
+                        "encFwdResponse", "recipientDhKey", "serverDhKey", "sharedSecret",
+                        "rcvDhSecret", "msgId", "timestamp", "notification", "quota", "body",
+                        "plaintext", "encBody"}),
     notes={"Ed25519": "authorized with an Ed25519 signature (signingKey is the seed)",
            "X25519": "authorized with a crypto_box authenticator: queueKey is the queue's "
                      "X25519 secret, serverSessionKey the server's per-session X25519 public key",
@@ -82,7 +92,37 @@ def groups() -> list[Json]:
             {"type": "AnswerTest", "tests": _answers()},
             {"type": "LinkDataTest", "tests": _link_data()},
             {"type": "KeyEncodingTest", "tests": _key_encodings()},
-            {"type": "ForwardingTest", "tests": _forwarding()}]
+            {"type": "ForwardingTest", "tests": _forwarding()},
+            {"type": "MsgBodyTest", "tests": _message_bodies()}]
+
+
+def _message_bodies() -> list[Json]:
+    """MSG's encBody as a deployed server seals it (DEP-7): the message, or the quota
+    marker, padded to 16106 bytes and boxed with rcvDhSecret, nonce = msgId."""
+    from smpref.crypto.primitives import box_key, secretbox, x25519, x25519_public
+    from smpref.model.delivery import PADDED_RCV_MESSAGE
+    from smpref.wire.blocks import pad
+    from smpref.wire.deployed import DeployedMessageBody
+
+    random = SeededRandom(b"vectors deployed message bodies")
+    tests = []
+    for comment, body in (
+            ("a message", DeployedMessageBody(1767225600, False, b"hello")),
+            ("a message with the notification flag",
+             DeployedMessageBody(1767225601, True, b"notify me")),
+            ("the quota marker", DeployedMessageBody(1767225602, quota=True))):
+        recipient, server_secret, msg_id = random(32), random(32), random(24)
+        server_public = x25519_public(server_secret)
+        key = box_key(server_public, recipient)
+        plaintext = body.encode()
+        tests.append(entry(f"MSG body: {comment}", ["DEP-7", "CMD-31"],
+                           recipientDhKey=recipient, serverDhKey=server_public,
+                           sharedSecret=x25519(recipient, server_public), rcvDhSecret=key,
+                           msgId=msg_id, timestamp=body.timestamp,
+                           notification=body.notification, quota=body.quota,
+                           body=body.body, plaintext=plaintext,
+                           encBody=secretbox(key, msg_id, pad(plaintext, PADDED_RCV_MESSAGE))))
+    return tests
 
 
 def _transmissions() -> list[Json]:

@@ -35,7 +35,7 @@ SET = VectorSet(
 )
 
 
-def _certificates(random: SeededRandom, algorithm: str = "ED25519"
+def certificates(random: SeededRandom, algorithm: str = "ED25519"
                   ) -> tuple[bytes, bytes, Any]:
     """(leaf DER, identity DER, leaf private key): a deterministic chain, both keys Ed25519 or
     both Ed448 (as ``smp-server init --sign-algorithm`` makes them)."""
@@ -80,9 +80,9 @@ def _ed448(session: bytes, session_id: bytes) -> list[list[Json]]:
     from smpref.wire.hellos import ServerHello
 
     random = SeededRandom(b"vectors handshake ed448")
-    leaf, identity, leaf_key = _certificates(random, "ED448")
+    leaf, identity, leaf_key = certificates(random, "ED448")
     public = leaf_key.public_key().public_bytes_raw()
-    other = _certificates(random, "ED448")[2].public_key().public_bytes_raw()
+    other = certificates(random, "ED448")[2].public_key().public_bytes_raw()
     signed = signed_session_key(leaf_key, session)
     tampered = signed[:-1] + bytes([signed[-1] ^ 1])
     flags = ["Ed448"]
@@ -119,7 +119,7 @@ def groups() -> list[Json]:
     random = SeededRandom(b"vectors handshake")
     pem = (resources.files("smpref.vectors") / "fixtures" / "simplexmq-test-ca.crt").read_bytes()
     deployed = x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
-    leaf, identity, leaf_private = _certificates(random)
+    leaf, identity, leaf_private = certificates(random)
     leaf_seed = leaf_private.private_bytes_raw()
     hashes = [
         entry("deployed SMP's test CA", ["TRANS-1"], flags=["Deployed"], certificate=deployed,

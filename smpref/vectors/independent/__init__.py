@@ -13,6 +13,7 @@ from typing import Any
 from smpref.vectors.independent.check_address import check_address
 from smpref.vectors.independent.check_auth import check_auth
 from smpref.vectors.independent.check_block import check_block
+from smpref.vectors.independent.check_conversation import check_conversation
 from smpref.vectors.independent.check_deployed import check_deployed
 from smpref.vectors.independent.check_encoding import check_encoding
 from smpref.vectors.independent.check_handshake import check_handshake
@@ -37,4 +38,5 @@ CHECKS: dict[str, Callable[[dict[str, Any]], int]] = {
     "handshake.json": check_handshake,
     "notification.json": check_notification,
     "deployed.json": check_deployed,
+    "conversation.json": check_conversation,
 }

@@ -201,12 +201,32 @@ def _forwarding(t: dict[str, Any]) -> None:
            == unhex(t, "encFwdResponse"), t, "encFwdResponse differs")
 
 
+def _message_body(t: dict[str, Any]) -> None:
+    """DEP-7: the plaintext from its parts, the key from the two DH keys, the seal."""
+    stamp = t["timestamp"].to_bytes(8, "big")
+    if t["quota"]:
+        expect(not t["notification"] and t["body"] == "", t, "the marker carries a timestamp")
+        plaintext = b"QUOTA " + stamp
+    else:
+        plaintext = stamp + (b"T" if t["notification"] else b"F") + b" " + unhex(t, "body")
+    expect(plaintext == unhex(t, "plaintext"), t, "the MSG plaintext differs")
+    shared = x25519(unhex(t, "recipientDhKey"), unhex(t, "serverDhKey"))
+    key = salsa.hsalsa20(shared, bytes(16))
+    expect((shared, key) == (unhex(t, "sharedSecret"), unhex(t, "rcvDhSecret")), t,
+           "the shared secret or rcvDhSecret differs")
+    padded = len(plaintext).to_bytes(2, "big") + plaintext + b"#" * (16106 - 2 - len(plaintext))
+    expect(salsa.secretbox_open(key, unhex(t, "msgId"), unhex(t, "encBody")) == padded, t,
+           "encBody is not the padded plaintext sealed with rcvDhSecret and the msgId")
+
+
 def check_deployed(vectors: dict[str, Any]) -> int:
     checks = {"TransmissionTest": _transmission, "NewTest": _new, "IdsTest": _ids,
               "AnswerTest": _answer, "LinkDataTest": _link_data,
-              "KeyEncodingTest": _key_encoding, "ForwardingTest": _forwarding}
+              "KeyEncodingTest": _key_encoding, "ForwardingTest": _forwarding,
+              "MsgBodyTest": _message_body}
     for group, t in tests(vectors):
-        if "version" in t or group["type"] not in ("LinkDataTest", "KeyEncodingTest"):
+        if "version" in t or group["type"] not in ("LinkDataTest", "KeyEncodingTest",
+                                                    "MsgBodyTest"):
             expect(6 <= t["version"] <= 18, t, "not a version deployed SMP defines (6-18)")
         checks[group["type"]](t)
     return confirmed(vectors)
