@@ -78,8 +78,9 @@ RUNS: dict[str, Callable[[Path], Any]] = {
                                                                    "--json"),
     "`smpref uri parse --json` (queue URI)": lambda _: smpref("uri", "parse",
                                                               first("address", "uri"), "--json"),
+    # at version 6, so that the session ID a transmission carries below 7 is shown too
     "`smpref wire decode --json`": lambda _: smpref(
-        "wire", "decode", "--json", "00 04 31323334 00 50494e47"),
+        "wire", "decode", "--json", "--version", "6", "00 02 abcd 04 31323334 00 50494e47"),
     "`smpref vectors verify --json`": lambda _: smpref("vectors", "verify", "--json"),
     "`smpref conform --json FILE` (the report)": conform_report,
     "`smpref client-check --json FILE` (the report)": client_check_report,

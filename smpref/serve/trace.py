@@ -4,11 +4,14 @@ writes them as JSON lines, and at ``--log-level debug`` each is also a ``transmi
 For implementers of clients: the trace shows the command exactly as the server decoded it
 (its corrId, entity ID, tag and fields, and whether its credentials passed the command's rule)
 next to the answer, so an ``ERR`` can be read against what was sent. A transmission that does
-not decode is traced with the decoding error and its bytes in hex. One line per
+not decode is traced with the decoding error. Every line carries the transmission's bytes in
+hex and the version whose layouts it was decoded in (1000 for the seed design), so that
+``smpref wire decode --version VERSION HEX`` reads any line again. One line per
 transmission::
 
-    {"ts": "...", "conn": 3, "dir": "in", "protocol": "deployed", "corrId": "...",
-     "entityId": "...", "message": {"tag": "NEW", "fields": {...}}, "credentialCheck": "ok"}
+    {"ts": "...", "conn": 3, "dir": "in", "protocol": "deployed", "version": 18, "hex": "...",
+     "corrId": "...", "entityId": "...", "message": {"tag": "NEW", "fields": {...}},
+     "credentialCheck": "ok"}
 
 Decoding costs time, so nothing is decoded unless a file is given or debug events are on.
 """
@@ -23,7 +26,7 @@ from typing import IO, Any
 
 from smpref.errors import WireError
 from smpref.serve import events
-from smpref.wire.dialects import Dialect
+from smpref.wire.dialects import SEED_VERSION, Dialect
 from smpref.wire.json_forms import transmission_to_json
 
 
@@ -46,12 +49,15 @@ class TransmissionTrace:
         if not self.active:
             return
         entry: dict[str, Any] = {"conn": conn, "dir": direction, "protocol": dialect.value}
-        if version is not None:
-            entry["version"] = version
+        # the seed design's layouts are the current ones (None); its number names them
+        layouts = SEED_VERSION if dialect is Dialect.SEED else version
+        if layouts is not None:
+            entry["version"] = layouts
+        entry["hex"] = data.hex()
         try:
             decoded = transmission_to_json(data, dialect=dialect, version=version)
         except WireError as exc:
-            entry.update(error=str(exc), hex=data.hex())
+            entry["error"] = str(exc)
         else:
             if direction == "out":  # the credential rule is for commands, not answers
                 decoded.pop("credentialCheck", None)

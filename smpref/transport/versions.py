@@ -29,14 +29,14 @@ from typing import Final
 
 from smpref.errors import VersionError
 from smpref.wire import version_history
-from smpref.wire.dialects import Dialect
+from smpref.wire.dialects import SEED_VERSION, Dialect
 
 #: the ALPN of deployed SMP (simplexmq Transport.hs:261-262)
 SMP_ALPN: Final = "smp/1"
 #: the ALPN of the seed design as smpref specifies it (TRANS-11)
 SEED_ALPN: Final = "smpref-seed/1"
 #: the version at which the seed design is spoken, under SEED_ALPN only
-SMPREF_VERSION: Final = 1000
+SMPREF_VERSION: Final = SEED_VERSION
 #: the deployed versions smpref serves and its client speaks byte for byte: all of deployed's
 #: range, 6 to 18 (DEP-12; simplexmq Transport.hs:252-253)
 DEPLOYED_VERSIONS: Final = version_history.DEPLOYED

@@ -33,7 +33,7 @@ from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, lo
 from smpref.notation.python_types import variant_class
 from smpref.wire import messages
 from smpref.wire.buffer import Reader, Writer
-from smpref.wire.dialects import Dialect
+from smpref.wire.dialects import SEED_VERSION, Dialect
 from smpref.wire.keys import AUTH_ALGORITHMS, DH_ALGORITHMS
 from smpref.wire.structs import Message, Struct
 from smpref.wire.type_codecs import (
@@ -152,9 +152,9 @@ class MessageCodec(StructCodec):
         return bytes(w)
 
 
-#: the version whose layouts ``read`` and ``encode`` use without one: above every deployed
-#: version, so the newest layouts, and holding the seed design's (whose own number is 1000)
-CURRENT_VERSION: Final = 1000
+#: the version whose layouts ``read`` and ``encode`` use without one: the seed design's, above
+#: every deployed version, so the newest layouts
+CURRENT_VERSION: Final = SEED_VERSION
 
 
 def _unique(items: list[FieldSpec | bytes]) -> list[FieldSpec]:
