@@ -159,7 +159,7 @@ def test_the_page_shows_every_block_and_every_byte_of_its_content() -> None:
                 hidden += int(elided.group(1))
                 shown += bytes(int(elided.group(1)))  # a placeholder of the right length
                 continue
-            shown += bytes.fromhex(row[:98].strip())
+            shown += bytes.fromhex(row[:conversation_page.HEX_COLUMN].strip())
         assert len(shown) == len(content), number
         if hidden == 0:
             assert shown == content, number

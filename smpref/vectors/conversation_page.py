@@ -12,8 +12,9 @@ import json
 from typing import Any
 
 Json = Any
-#: bytes of hex on one line of the page
-_WIDTH = 32
+#: bytes of hex on one line of the page, and the characters they take (the annotation follows)
+_WIDTH = 16
+HEX_COLUMN = 3 * _WIDTH
 SERVER = "server to client"
 
 
@@ -29,7 +30,7 @@ def _hex_lines(data: bytes, limit: int | None = None) -> list[str]:
 def _field(lines: list[str], data: bytes, meaning: str, limit: int | None = 256) -> None:
     """One field: its hex (indented) and, on the first line, what it is."""
     rows = _hex_lines(data, limit)
-    lines.append(f"{rows[0]:<98}  {meaning}")
+    lines.append(f"{rows[0]:<{HEX_COLUMN}}  {meaning}")
     lines.extend(rows[1:])
 
 
@@ -94,8 +95,8 @@ def _transmission(lines: list[str], group: Json, session_id: bytes, tx: Json,
     authorization = bytes.fromhex(tx["authorization"])
     signer = tx["signer"]
     _ss(lines, authorization, (
-        f"authorization: Ed25519 signature by the {signer}'s key over ss(sessionId) "
-        "ss(corrId) ss(entityId) command" if authorization else "authorization: none"))
+        f"authorization: the {signer}'s Ed25519 signature of ss(sessionId) ss(corrId) "
+        "ss(entityId) command" if authorization else "authorization: none"))
     at = 1 + len(authorization)
     if authorization and version >= 16:
         _field(lines, encoded[at:at + 1], "'0': no service signature")
