@@ -28,6 +28,7 @@ from checked_clients import CASE_FAULTS, FAULTS, DeployedPolite, PoliteClient, S
 from deployed_client import DeployedClient, Keys, ack_command, new_command, parse_ids, ss
 from reqs import req
 
+import smpref.clientcheck.judge as judge_module
 from smpref.client.connection import SmpClient
 from smpref.clientcheck.catalogue import CASES, CHECKS, catalogue_page
 from smpref.clientcheck.grading import ClientReport, junit_xml
@@ -119,8 +120,13 @@ def test_smprefs_own_client_passes_every_check_and_case_at_every_version(tmp_pat
             {c.number: "pass" for c in CASES}, (version, [(r.case.number, r.detail)
                                                           for r in report.cases])
         exercised = {k for k, v in got.items() if v == "pass"}
-        assert {"tls.sni", "hello.key-hash", "tx.authorization", "tx.corr-id",
-                "conv.ack"} <= exercised, version
+        assert {"tls.sni", "hello.sent", "hello.key-hash", "tx.authorization",
+                "tx.corr-id", "conv.ack"} <= exercised, version
+        # the protocol each connection got, as its ALPN chose it (TRANS-11)
+        seed = version == SMPREF_VERSION
+        assert {(c["alpn"], c["protocol"], c["version"]) for c in report.connections} == \
+            {("smpref-seed/1" if seed else "smp/1", "seed" if seed else "deployed",
+              version)}, version
 
 
 def side_by_side(tmp_path: Path, runs: dict[str, tuple[Callable[[str], PoliteClient],
@@ -310,25 +316,201 @@ async def _wrong_session(address: str) -> None:
         await asyncio.sleep(0.1)
 
 
-@req("CLNT-29", "TRANS-17")
-def test_a_client_whose_tls_handshake_fails_fails_a_check_that_says_why(tmp_path: Path) -> None:
-    """A client that never reaches SMP is a failed check naming the cause and its offer, not
-    silence: here it offers only an ALPN token no SMP server has."""
-    async def main() -> ClientReport:
-        check = ClientCheck(tmp_path, ServeConfig(port=0), CheckConfig(cases=[], **FAST))
-        server = parse_server_address(await check.start())
-        with pytest.raises((ssl.SSLError, ConnectionError)):
-            await asyncio.open_connection(server.hosts[0], server.effective_port,
-                                          ssl=client_context(["x-unknown"]),
-                                          server_hostname=None)
-        await asyncio.sleep(0.2)
-        return await check.finish()
+# --- clients that never reach SMP -----------------------------------------------------------
 
-    report = asyncio.run(main())
-    assert report.faults() == ["tls.handshake"]
+
+def _tls_client(alpn: list[str] | None = None, *, verify: bool = False) -> ssl.SSLContext:
+    """A context of Python's own ssl module, as an implementer's client might have: its
+    defaults (every suite, SNI from the host name) with ALPN ``alpn``, checking the server's
+    certificate the web's way when ``verify``."""
+    context = ssl.create_default_context()
+    if not verify:
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    if alpn is not None:
+        context.set_alpn_protocols(alpn)
+    return context
+
+
+def _client_hello(context: ssl.SSLContext, sni: str | None) -> bytes:
+    """The ClientHello ``context`` opens a handshake with, naming ``sni``."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname=sni)
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+async def _send_and_leave(address: str, data: bytes) -> None:
+    """Open a TCP connection, send ``data`` and nothing more (the sending side is closed),
+    read until the server closes, close: a client that gives up at once."""
+    server = parse_server_address(address)
+    reader, writer = await asyncio.open_connection(server.hosts[0], server.effective_port)
+    writer.write(data)
+    writer.write_eof()
+    with contextlib.suppress(ConnectionError):
+        await reader.read()
+    writer.close()
+    with contextlib.suppress(ConnectionError):
+        await writer.wait_closed()
+
+
+async def _after_tls(address: str, context: ssl.SSLContext, sni: str | None,
+                     then: bytes | None) -> asyncio.StreamWriter | None:
+    """Finish TLS and read the server hello, then send ``then`` (raw bytes) and close; with
+    ``then`` None, stay (the connection is returned, to close once the check has ended)."""
+    server = parse_server_address(address)
+    reader, writer = await asyncio.open_connection(
+        server.hosts[0], server.effective_port, ssl=context, server_hostname=sni)
+    await reader.readexactly(16384)
+    if then is None:
+        return writer
+    writer.write(then)
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
+    writer.close()
+    with contextlib.suppress(ConnectionError, ssl.SSLError):
+        await writer.wait_closed()
+    return None
+
+
+async def _rejects_the_certificate(address: str) -> None:
+    server = parse_server_address(address)
+    with pytest.raises(ssl.SSLCertVerificationError):
+        await asyncio.open_connection(server.hosts[0], server.effective_port,
+                                      ssl=_tls_client(verify=True),
+                                      server_hostname="smp.example")
+
+
+Unreached = Callable[[str], Any]
+#: clients that never reach SMP: how each goes, the checks it fails, a phrase of the last
+#: one's detail, and the connection the report lists (its ALPN and protocol)
+UNREACHED: dict[str, tuple[Unreached, list[str], str, tuple[str, str]]] = {
+    "sends SNI and gives up after its ClientHello": (
+        lambda a: _send_and_leave(a, _client_hello(_tls_client(), "smp.example")),
+        ["tls.sni", "tls.handshake"], "closed the connection in the TLS handshake",
+        ("none", "none")),
+    "sends SNI and rejects the certificate": (
+        _rejects_the_certificate, ["tls.sni", "tls.handshake"],
+        "checks the server by its address's key hash", ("none", "none")),
+    "offers only an ALPN no server has": (
+        lambda a: _send_and_leave(a, _client_hello(_tls_client(["x-unknown"]), None)),
+        ["tls.handshake"], "must offer ALPN smp/1", ("none", "none")),
+    "speaks no TLS": (
+        lambda a: _send_and_leave(a, b"GET / HTTP/1.1\r\nHost: smp\r\n\r\n"),
+        ["tls.handshake"], "must open the connection with a TLS 1.3 ClientHello",
+        ("none", "none")),
+    "sends SNI, finishes TLS and closes": (
+        lambda a: _after_tls(a, _tls_client(), "smp.example", b""),
+        ["tls.sni", "hello.sent"], "with no client hello", ("none", "deployed")),
+    "offers no ALPN, finishes TLS and closes": (
+        lambda a: _after_tls(a, _tls_client(), None, b""),
+        ["hello.sent"], "offered 6-6 and no certificate chain", ("none", "deployed")),
+    "sends a block that is no hello": (
+        lambda a: _after_tls(a, _tls_client(["smp/1"]), None, b"\xff" * 16384),
+        ["hello.layout"], "is not a hello padded to 16384 bytes", ("smp/1", "deployed")),
+    "says nothing after TLS until the check ends": (
+        lambda a: _after_tls(a, _tls_client(["smpref-seed/1"]), None, None),
+        ["hello.sent"], "the check ended", ("smpref-seed/1", "seed")),
+}
+
+
+async def _unreached(folder: Path, client: Unreached) -> ClientReport:
+    """Check one client that never reaches SMP: ``--idle`` must end the check (its
+    connection counts though it never opened), unless the client stays."""
+    check = ClientCheck(folder, ServeConfig(port=0, store_sync=False),
+                        CheckConfig(cases=[], **FAST))
+    address = await check.start()
+    stays = await client(address)
+    if stays is None:
+        await asyncio.wait_for(check.wait(), 20)
+    else:
+        while not check.judge.connections:
+            await asyncio.sleep(0.02)
+    report = await check.finish()
+    if stays is not None:
+        stays.close()
+    return report
+
+
+@req("CLNT-1", "CLNT-2", "CLNT-4", "CLNT-29", "TRANS-9", "TRANS-14", "TRANS-17")
+def test_a_client_that_never_reaches_smp_is_a_recorded_connection_and_a_fault(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each way of never reaching SMP: the connection is in the report with what was
+    negotiated (never a guessed protocol), the checks it breaks fail with what to change, and
+    --idle ends the check. A client that says nothing after TLS is judged when the check
+    ends (here at once: no patience)."""
+    monkeypatch.setattr(judge_module, "HELLO_PATIENCE", 0.0)
+
+    async def main() -> list[ClientReport]:
+        return await asyncio.gather(*[
+            _unreached(tmp_path / str(i), client)
+            for i, (client, *_) in enumerate(UNREACHED.values())])
+
+    for name, report in zip(UNREACHED, asyncio.run(main()), strict=True):
+        _, faults, phrase, (alpn, protocol) = UNREACHED[name]
+        assert report.failed and report.faults() == faults, (name, report.faults())
+        assert phrase in detail(report, faults[-1]), (name, detail(report, faults[-1]))
+        if "tls.sni" in faults:
+            assert "sent SNI 'smp.example'" in detail(report, "tls.sni"), name
+        [connection] = report.connections
+        assert (connection["alpn"], connection["protocol"]) == (alpn, protocol), name
+        assert connection["version"] is None and report.never_reached() == 1, name
+        assert connection["sni"] == ("smp.example" if "SNI" in name else None), name
+
+
+@req("CLNT-29", "TRANS-14", "TRANS-17")
+def test_a_failed_tls_handshake_names_its_cause_and_the_offer(tmp_path: Path) -> None:
+    client, *_ = UNREACHED["offers only an ALPN no server has"]
+    report = asyncio.run(_unreached(tmp_path, client))
     text = detail(report, "tls.handshake")
     assert "no_application_protocol" in text and "no shared ALPN token" in text, text
     assert "offered_alpn=x-unknown" in text, text
+
+
+@req("CLNT-29")
+def test_a_check_whose_time_ran_out_with_no_client_fails(tmp_path: Path) -> None:
+    """At --timeout with nobody connected the client failed to come; a check its operator
+    stopped (a signal) is not the client's doing."""
+    async def main(timeout: float | None, folder: Path) -> ClientReport:
+        check = ClientCheck(folder, ServeConfig(port=0, store_sync=False),
+                            CheckConfig(cases=[], timeout=timeout))
+        await check.start()
+        if timeout is None:
+            check.stop()
+        await asyncio.wait_for(check.wait(), 20)
+        return await check.finish()
+
+    report = asyncio.run(main(0.1, tmp_path / "timed-out"))
+    assert report.faults() == ["tls.handshake"] and report.connections == []
+    assert "no client connected" in detail(report, "tls.handshake")
+    assert asyncio.run(main(None, tmp_path / "stopped")).faults() == []
+
+
+@req("CLNT-2", "CLNT-29")
+def test_the_command_fails_a_client_that_sends_sni_and_closes_at_once(tmp_path: Path) -> None:
+    """The JavaScript implementer's client, in Python's ssl: a ClientHello with SNI, then
+    nothing. The check names tls.sni, logs the handshake, ends --idle seconds later (not at
+    --timeout: ``communicate`` would time out first) and exits 1."""
+    json_path = tmp_path / "r.json"
+    process = subprocess.Popen(
+        [SMPREF, "client-check", "--store", str(tmp_path / "srv"), "--port", "0", "--idle",
+         "0.5", "--timeout", "600", "--case", "none", "--json", str(json_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    try:
+        address = process.stdout.readline().strip()
+        asyncio.run(_send_and_leave(address, _client_hello(_tls_client(), "smp.example")))
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 1, err
+    row = next(line for line in out.splitlines() if "tls.sni" in line)
+    assert "fail" in row and "CLNT-2" in row, row
+    assert "tls_refused" in err and "1 never reached SMP" in out
+    data = json.loads(json_path.read_text())
+    sni = next(c for c in data["checks"] if c["id"] == "tls.sni")
+    assert sni["verdict"] == "fail" and "smp.example" in sni["failures"][0]["detail"]
+    assert [(c["sni"], c["protocol"]) for c in data["connections"]] == [("smp.example", "none")]
 
 
 @req("CLNT-1", "CLNT-3", "CLNT-4", "CLNT-6", "CLNT-7", "CLNT-8", "CLNT-9", "CLNT-10",
@@ -375,6 +557,36 @@ def test_each_check_names_what_the_client_got_wrong(tmp_path: Path) -> None:
     assert kinds == {name: verdict for name, (verdict, _) in expected.items()}
     never = report.never_used()
     assert "SKEY" in never and "LSET" in never and "SEND" not in never
+
+
+@req("CLNT-17")
+def test_a_message_of_a_queue_the_client_deleted_is_not_held_against_it(tmp_path: Path) -> None:
+    """Two queues, each with a message delivered and never acknowledged; the client deletes
+    one and closes. The message of the one it kept is advice (it is delivered again); the
+    deleted one's went with its queue, and is not named."""
+    async def main() -> tuple[ClientReport, bytes, bytes]:
+        check = ClientCheck(tmp_path, ServeConfig(port=0, store_sync=False),
+                            CheckConfig(cases=[], **FAST))
+        address = await check.start()
+        alice = await DeployedClient.connect(address)
+        kept, gone = Keys(), Keys()
+        kept_ids = parse_ids((await alice.request(new_command(kept), key=kept.sign)).body)
+        gone_ids = parse_ids((await alice.request(new_command(gone), key=gone.sign)).body)
+        bob = await DeployedClient.connect(address)
+        for ids in (kept_ids, gone_ids):
+            await bob.request(b"SEND F hi", ids.sender_id)
+            await asyncio.wait_for(alice.events.get(), 10)  # its MSG, left unacknowledged
+        await alice.request(b"DEL", gone_ids.recipient_id, gone.sign)
+        await alice.close()
+        await bob.close()
+        await asyncio.wait_for(check.wait(), 20)
+        return await check.finish(), kept_ids.recipient_id, gone_ids.recipient_id
+
+    report, kept, gone = asyncio.run(main())
+    assert verdicts(report)["conv.unacknowledged"] == "non-strict"
+    [finding] = next(c for c in report.checks if c.check.id == "conv.unacknowledged").failures
+    assert kept.hex() in finding.detail and gone.hex() not in finding.detail, finding.detail
+    assert report.faults() == []
 
 
 # --- the command, the reports, the catalogue --------------------------------------------------
@@ -424,6 +636,13 @@ def test_the_command_serves_grades_and_writes_both_reports(
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([SMPREF, "client-check", *args], capture_output=True, text=True,
                           check=False, timeout=60)
+
+
+def test_the_help_shows_the_timeout_default() -> None:
+    """Without --timeout a check no client connects to waits: the help says so."""
+    text = " ".join(_cli("--help").stdout.split())
+    timeout = text[text.index("--timeout FLOAT"):text.index("--slow FLOAT")]
+    assert "[default: (none, no limit); x>=0.1]" in timeout, timeout
 
 
 @pytest.mark.parametrize(("args", "complaint"), [

@@ -64,9 +64,12 @@ def _cases(text: str | None) -> list[int] | None:
               help="Run only these server-side cases (smpref client-check --list); default: "
                    "all, one at a time, the destructive ones last.")
 @click.option("--idle", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              help="End the check this many seconds after the last connection closed.")
+              help="End the check this many seconds after the last connection closed "
+                   "(one whose TLS handshake failed counts).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
-              help="End the check after this many seconds in any case.")
+              show_default="none, no limit",
+              help="End the check after this many seconds in any case; without it a check "
+                   "that no client connects to waits until stopped (give one in CI).")
 @click.option("--slow", type=click.FloatRange(min=0.1), default=3.0, show_default=True,
               help="How long case 8 holds an answer.")
 @click.option("--reconnect-wait", type=click.FloatRange(min=0.1), default=30.0,
@@ -92,6 +95,8 @@ def client_check(folder: Path, host: str, port: int,  # noqa: PLR0917 - click pa
     it to the client. The client is served correctly, judged against spec/clients.md, and put
     in the server-side cases. The check ends --idle seconds after its last connection
     closed, at --timeout, or on SIGINT/SIGTERM; then the report is printed and written.
+    A client that never reaches SMP (its TLS handshake fails, it sends no client hello, it
+    never connects) fails a check: tls.handshake, tls.sni, hello.sent.
     Exit status: 0 when nothing failed, 1 when a check or a case failed, 2 on bad input.
     """
     if list_only:
@@ -166,10 +171,12 @@ def _print(report: ClientReport) -> None:
         table.add_row(name, f"[{_COLOURS[verdict]}]{verdict}[/]", requirements, detail)
     out.print(table)
     counts = report.counts()
+    unreached = report.never_reached()
     out.print(f"{counts['pass']} pass, {counts['fail']} fail, {counts['non-strict']} "
               f"non-strict, {counts['not exercised']} not exercised; "
-              f"{len(report.connections)} connections; {report.seconds:.1f} s",
-              highlight=False)
+              f"{len(report.connections)} connections"
+              + (f" ({unreached} never reached SMP)" if unreached else "")
+              + f"; {report.seconds:.1f} s", highlight=False)
     never = report.never_used()
     if never:
         out.print("the client never sent: " + " ".join(never), highlight=False)

@@ -36,6 +36,7 @@ CHECKS: tuple[Check, ...] = (
     Check("tls.alpn", "offers ALPN smp/1 or smpref-seed/1", ("CLNT-1",), strict=False),
     Check("tls.sni", "sends no SNI", ("CLNT-2",)),
     Check("tls.handshake", "completes a TLS handshake the server can serve", ("CLNT-29",)),
+    Check("hello.sent", "answers the server hello with a client hello", ("CLNT-4",)),
     Check("hello.layout", "the client hello parses in its version's layout", ("CLNT-4",)),
     Check("hello.key-hash", "the client hello names this server's key hash", ("CLNT-5",)),
     Check("hello.version", "the client hello picks a version the server offered", ("CLNT-3",)),

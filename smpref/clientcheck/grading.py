@@ -69,6 +69,11 @@ class ClientReport:
         return any(c.verdict == "fail" for c in self.checks) or \
             any(r.verdict == "fail" for r in self.cases)
 
+    def never_reached(self) -> int:
+        """How many connections never got to SMP: their TLS failed or no hello was
+        accepted."""
+        return sum(1 for c in self.connections if c["version"] is None)
+
     def never_used(self) -> list[str]:
         """The commands the client never sent: what its authors have not tested here."""
         return [tag for tag in COMMANDS if not self.commands.get(tag)]
@@ -121,10 +126,7 @@ def build(judge: Judge, cases: list[CaseRun], address: str, seconds: float) -> C
     results = {check.id: CheckResult(check, judge.passes[check.id]) for check in CHECKS}
     for finding in judge.findings:
         results[finding.check].failures.append(finding)
-    connections = [{"conn": c.number, "alpn": c.alpn, "sni": c.sni,
-                    "protocol": c.dialect.value, "version": c.negotiated,
-                    "transmissions": c.transmissions, "end": c.closed}
-                   for c in judge.connections.values()]
+    connections = [c.to_json() for c in judge.recorded()]
     return ClientReport(address, seconds, connections, list(results.values()), cases,
                         Counter(judge.commands))
 

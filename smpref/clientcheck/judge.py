@@ -3,18 +3,26 @@ against spec/clients.md, and runs the server-side cases (:mod:`smpref.clientchec
 
 Theory of operation
 -------------------
-The server calls the judge at each step of a connection: TLS accepted (ALPN, SNI), the SMP
-handshake (the client hello's bytes), each block (its transmissions, before the model), each
-transmission on the engine's thread (with the model before and after its step), what server
-events pushed, each batch of answers routed, each connection's end. The judge records a
-:class:`Finding` per check each time a client gives it something to judge: a pass, or a
-failure with the detail and the transmissions that decided it.
+The server calls the judge at each step of a connection: TLS accepted (ALPN, SNI) or refused
+(the cause and the client's offer), the SMP handshake (the client hello's bytes), each block
+(its transmissions, before the model), each transmission on the engine's thread (with the
+model before and after its step), what server events pushed, each batch of answers routed,
+each connection's end. The judge records a :class:`Finding` per check each time a client
+gives it something to judge: a pass, or a failure with the detail and the transmissions that
+decided it.
 
 What the judge knows of the queues it reads from the model, on the engine's thread, between
 two steps: the key a command's authorization must verify with, the message in flight, the
 subscription. It never changes the model; the cases do, through server events that go through
 the same effects as the commands that would cause them. Its own state is shared between the
 event loop and the engine's thread, so every hook holds one lock.
+
+A client that never reaches SMP is judged too: a TLS handshake that fails (refused by the
+server, or ended by the client with or without an alert) is a connection of its own (numbered
+0: the server numbers only those whose TLS finished) failing ``tls.handshake``, and
+``tls.sni`` when its ClientHello named a server; a connection whose TLS finished but that
+never gave a client hello fails ``hello.sent``; a check whose time ran out with no
+connection at all fails ``tls.handshake``. Each is a fault, so the check's exit status is 1.
 """
 
 from __future__ import annotations
@@ -31,7 +39,8 @@ from smpref.errors import WireError
 from smpref.model.server import Outgoing, Server, queue_key
 from smpref.model.sessions import Session
 from smpref.serve.watcher import Hello, Intervention, Judgement, Watcher
-from smpref.transport.tls import TlsRefusal
+from smpref.transport.tls import SMP_SUITE, TlsRefusal
+from smpref.transport.versions import advertised, dialect_of_alpn
 from smpref.wire.dialects import Dialect
 from smpref.wire.hellos import ClientHello
 from smpref.wire.json_forms import transmission_to_json
@@ -53,6 +62,26 @@ EXCHANGE = 6
 #: the credential errors) the judge finds itself, and answers such as CMD PROHIBITED or AUTH
 #: may come from the state of a queue, which the client cannot always know
 _ERR_CHECKS = {"LARGE_MSG": "tx.size"}
+#: seconds after TLS in which a client has surely sent its hello: a connection the check's end
+#: cut short before then is not judged on it
+HELLO_PATIENCE = 2.0
+#: what a client whose TLS handshake failed must change, by the start of the cause
+#: (:func:`smpref.transport.tls.refusal_cause`, and the time running out)
+_TLS_REMEDIES = (
+    ("no shared TLS version", "the client must offer TLS 1.3"),
+    ("no shared cipher suite", f"the client must offer {SMP_SUITE}"),
+    ("no shared ALPN token", "the client must offer ALPN smp/1 (deployed SMP) or "
+     "smpref-seed/1 (the seed design), or no ALPN (CLNT-1, TRANS-14)"),
+    ("no shared key exchange group", "the client must offer X25519 or X448"),
+    ("no shared signature algorithm", "the client must accept Ed25519 and Ed448 "
+     "certificates: deployed servers have either (TRANS-13)"),
+    ("the TLS handshake did not finish", "the client must finish its TLS handshake within "
+     "the server's time (60 s, TRANS-16)"),
+)
+#: what a client that ended the TLS handshake itself must change
+_CLIENT_ENDED = ("an SMP client checks the server by its address's key hash, the SHA-256 of "
+                 "the chain's identity certificate (TRANS-1, CLNT-5), not by a CA or a host "
+                 "name: its TLS must accept the chain and leave the check to the SMP handshake")
 
 
 @dataclass
@@ -92,10 +121,12 @@ class Connection:
     """What the judge knows of one client connection."""
 
     number: int
+    #: the ALPN token TLS selected
     alpn: str | None
     sni: str | None
+    #: the protocol the server serves for that ALPN (TRANS-11)
+    dialect: Dialect
     session_id: bytes = b""
-    dialect: Dialect = Dialect.SEED
     version: int | None = None
     #: the negotiated version, also for the seed design (1000)
     negotiated: int | None = None
@@ -110,9 +141,21 @@ class Connection:
     ended: set[bytes] = field(default_factory=set)
     recent: deque[Sent] = field(default_factory=lambda: deque(maxlen=EXCHANGE))
     transmissions: int = 0
+    #: its TLS handshake failed: it never reached SMP, and the server gave it no number
+    refused: bool = False
+    #: its client hello was judged, or its lack of one
+    hello_judged: bool = False
 
     def exchange(self, *extra: Sent) -> list[dict[str, Any]]:
         return [sent.to_json() for sent in (*self.recent, *extra)]
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's entry: what was negotiated (no ALPN is ``none``; a connection whose
+        TLS failed has no protocol), never a default."""
+        return {"conn": self.number, "alpn": self.alpn or "none", "sni": self.sni,
+                "protocol": "none" if self.refused else self.dialect.value,
+                "version": self.negotiated, "transmissions": self.transmissions,
+                "end": self.closed}
 
 
 @dataclass
@@ -134,6 +177,8 @@ class Judge(Watcher):
         self.findings: list[Finding] = []
         self.passes: Counter[str] = Counter()
         self.connections: dict[int, Connection] = {}
+        #: connections whose TLS handshake failed (the server never numbered them)
+        self.refused: list[Connection] = []
         self.by_session: dict[bytes, Connection] = {}
         self.queues: dict[bytes, QueueSeen] = {}
         self.commands: Counter[str] = Counter()
@@ -165,32 +210,58 @@ class Judge(Watcher):
         with self.lock:
             return sum(1 for c in self.connections.values() if c.closed is None)
 
+    def seen_any(self) -> bool:
+        """Whether any client connected, whether or not its TLS handshake finished."""
+        with self.lock:
+            return bool(self.connections or self.refused)
+
+    def recorded(self) -> list[Connection]:
+        """Every connection so far, in the order they came: those whose TLS failed too."""
+        with self.lock:
+            return sorted([*self.connections.values(), *self.refused],
+                          key=lambda c: c.opened)
+
     # --- the loop's hooks -------------------------------------------------------------------
 
     def tls(self, conn: int, alpn: str | None, sni: str | None) -> None:
         with self.lock:
             self.last_activity = time.monotonic()
-            c = self.connections[conn] = Connection(conn, alpn, sni)
-            if sni is None:  # with SNI the web certificate's context chose the ALPN
-                self.record("tls.alpn", alpn is not None, c, "" if alpn else
-                            "CLNT-1: the client offered no ALPN: it is served version 6 "
-                            "alone (DEP-11); deployed clients offer smp/1")
-            self.record("tls.sni", sni is None, c, "" if sni is None else
-                        f"CLNT-2: the client sent SNI {sni!r}; SMP clients send none: on a "
-                        "server's web port (deployed's [WEB] https, 443 by default) such a "
-                        "connection gets the web certificate and HTTPS, not SMP (TRANS-13)")
+            c = self.connections[conn] = Connection(conn, alpn, sni, dialect_of_alpn(alpn))
+            # SNI chooses nothing on an SMP port (TRANS-13): the ALPN is judged either way
+            self.record("tls.alpn", alpn is not None, c, "" if alpn else
+                        "CLNT-1: the client offered no ALPN: it is served version 6 "
+                        "alone (DEP-11); deployed clients offer smp/1")
+            self._sni(c)
             self.record("tls.handshake", True, c)
 
+    def _sni(self, c: Connection) -> None:
+        sni = c.sni
+        self.record("tls.sni", sni is None, c, "" if sni is None else
+                    f"CLNT-2: the client sent SNI {sni!r}; SMP clients send none: on a "
+                    "server's web port (deployed's [WEB] https, 443 by default) such a "
+                    "connection gets the web certificate and HTTPS, not SMP (TRANS-13); "
+                    "many TLS libraries send the host name unless told not to")
+
     def tls_refused(self, refusal: TlsRefusal) -> None:
-        """A client's TLS handshake failed: a failed check that says why, and what it offered
-        (its connection never opened, so it has no number: 0)."""
+        """A client's TLS handshake failed: a connection that never reached SMP (the server
+        gave it no number: 0), failing ``tls.handshake`` with the cause, the client's offer and
+        what to change, and ``tls.sni`` when it named a server."""
         with self.lock:
             self.last_activity = time.monotonic()
-            offered = ", ".join(f"{k}={v}" for k, v in refusal.fields().items()
-                                if k not in ("by", "alert", "cause"))
-            self.record("tls.handshake", False, 0,
+            offer = refusal.offer
+            c = Connection(0, None, offer.sni if offer is not None else None,
+                           Dialect.DEPLOYED, refused=True, hello_judged=True,
+                           closed=f"TLS: {refusal.alert}, ended by the {refusal.by}")
+            self.refused.append(c)
+            if c.sni is not None:
+                self._sni(c)
+            offered = ", ".join(f"{k}={v}" for k, v in offer.describe().items()) \
+                if offer is not None else "no ClientHello smpref could read"
+            remedy = _tls_remedy(refusal)
+            self.record("tls.handshake", False, c,
                         f"CLNT-29: the TLS handshake failed ({refusal.alert}, ended by the "
-                        f"{refusal.by}): {refusal.cause}; the client offered {offered}")
+                        f"{refusal.by}): {refusal.cause}; the client offered {offered}"
+                        + (f"; {remedy}" if remedy else ""))
 
     def hello(self, hello: Hello) -> None:
         with self.lock:
@@ -198,6 +269,8 @@ class Judge(Watcher):
             c.session_id, c.dialect = hello.session_id, hello.dialect
             if hello.data is None:
                 return
+            c.hello_judged = True
+            self.record("hello.sent", True, c)
             shown = f" (hello {hello.data.hex()})"
             if hello.error == "HANDSHAKE PARSE":
                 self.record("hello.layout", False, c, f"CLNT-4: {hello.reason}{shown}")
@@ -278,6 +351,8 @@ class Judge(Watcher):
             if c is None:
                 return
             c.closed = reason
+            if not c.hello_judged and not self.stopping:
+                self._no_hello(c, reason)  # the check's end judges what it cuts short
             if session_id is None or c.negotiated is None:
                 return
             if self.stopping or session_id in self.ended_by_server:
@@ -348,6 +423,36 @@ class Judge(Watcher):
             self._follow(outgoing)
 
     # --- the checks -------------------------------------------------------------------------
+
+    def _no_hello(self, c: Connection, reason: str | None) -> None:
+        """A connection whose TLS finished has no client hello the server could read: it
+        ended (``reason``: why) or the check is ending (None). The client never reached
+        SMP."""
+        c.hello_judged = True
+        if reason is not None and reason.endswith("BlockError"):
+            self.record("hello.layout", False, c, "CLNT-4: the client's hello block is not "
+                        "a hello padded to 16384 bytes (Word16 length, the hello, '#' to the "
+                        "end; TRANS-9, ENC-1): the connection ended in the SMP handshake "
+                        f"({reason})")
+            return
+        if reason is None:
+            ending = f"the check ended {time.monotonic() - c.opened:.0f} s"
+        elif reason.endswith("TimeoutError"):
+            ending = "the server's handshake time ran out"
+        else:
+            ending = f"the connection ended ({reason})"
+        low, high = advertised(c.dialect, c.alpn)
+        offered = f"the server hello offered {low}-{high}"
+        hint = (f"; the client offered no ALPN, so {offered} and no certificate chain "
+                "(DEP-11): a client that needs a later version, or the chain to check the "
+                "key hash, must offer ALPN smp/1 (CLNT-1)") if c.alpn is None else \
+            (f"; with ALPN {c.alpn} {offered} and the certificate chain: a client that "
+             "refuses it should check the key hash against the SHA-256 of the chain's "
+             "second certificate (TRANS-1, CLNT-5)")
+        self.record("hello.sent", False, c,
+                    f"CLNT-4: {ending} after the server hello, with no client hello: the "
+                    "client never reached SMP; after TLS the server sends its hello and the "
+                    f"client answers with its own (TRANS-9){hint}")
 
     def _corr_id(self, c: Connection, tx: Transmission, data: bytes) -> None:
         corr = tx.corr_id
@@ -467,8 +572,10 @@ class Judge(Watcher):
 
     def _answer(self, c: Connection, tx: Transmission, tag: str, answer: Outgoing) -> None:
         message = answer.message
-        if tag == "ACK" and not isinstance(message, ERR):
-            c.in_flight.pop(tx.entity_id, None)  # the MSG it may answer with follows
+        if tag in ("ACK", "DEL") and not isinstance(message, ERR):
+            # an ACK's MSG, if it answers with one, follows; a deleted queue's message is
+            # gone with it, so nothing of it is delivered again (CLNT-17)
+            c.in_flight.pop(tx.entity_id, None)
         if isinstance(message, IDS):
             ids = {message.rcv_id, message.snd_id}
             if message.link_id:
@@ -514,13 +621,36 @@ class Judge(Watcher):
             if rid == seen.recipient_id or rid in seen.ids:
                 seen.used = True
 
-    def finish(self) -> None:
-        """The check ends: judge what only the end can tell."""
+    def finish(self, *, timed_out: bool = False) -> None:
+        """The check ends: judge what only the end can tell: a connection still without its
+        client hello (after :data:`HELLO_PATIENCE`), a check whose time ran out
+        (``timed_out``) with no client connected (one stopped by its operator is not the
+        client's doing), the queues never used."""
         with self.lock:
+            now = time.monotonic()
+            for c in self.connections.values():
+                if not c.hello_judged and now - c.opened >= HELLO_PATIENCE:
+                    self._no_hello(c, None)
+            if timed_out and not self.seen_any():
+                self.record("tls.handshake", False, 0,
+                            "CLNT-29: no client connected: the check's time ran out with no "
+                            "connection, not even a TLS handshake; give the client the "
+                            "address the check printed, and check the host and port it uses")
             for seen in self.queues.values():
                 self.record("conv.unused-queue", seen.used, seen.conn, "" if seen.used else
                             f"CLNT-18: queue {seen.recipient_id.hex()} was created and never "
                             "used in this session")
+
+
+def _tls_remedy(refusal: TlsRefusal) -> str:
+    """What a client whose TLS handshake failed must change ("" when smpref cannot tell)."""
+    if refusal.offer is None:
+        return "the client must open the connection with a TLS 1.3 ClientHello: an SMP " \
+            "server speaks nothing else"
+    for start, remedy in _TLS_REMEDIES:
+        if refusal.cause.startswith(start):
+            return remedy
+    return _CLIENT_ENDED if refusal.by == "client" else ""
 
 
 def _diagnosis(tx: Transmission, session: Session, right: bytes, key: PublicKey,

@@ -5,7 +5,9 @@ the chosen cases (:mod:`.situations`), waits for the end (:meth:`ClientCheck.wai
 server and builds the report (:meth:`ClientCheck.finish`). A check ends when ``idle``
 seconds have passed with no connection open after the first one closed (longer while case 9
 waits for the client to come back, up to ``reconnect_wait``), when ``timeout`` is reached, or
-when :meth:`ClientCheck.stop` is called (SIGINT, SIGTERM in the CLI).
+when :meth:`ClientCheck.stop` is called (SIGINT, SIGTERM in the CLI). A connection whose TLS
+handshake failed counts as one that came and closed: a client that never reaches SMP ends the
+check ``idle`` seconds later, with a fault (:mod:`.judge`), not at ``timeout``.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class ClientCheck:
         self.server = SmpServer(folder, serve, watcher=self.judge)
         self._stop = asyncio.Event()
         self._started = 0.0
+        #: the check ended at ``timeout``
+        self.timed_out = False
 
     @property
     def address(self) -> str:
@@ -80,9 +84,10 @@ class ClientCheck:
         while not self._stop.is_set():
             now = time.monotonic()
             if config.timeout is not None and now - self._started >= config.timeout:
+                self.timed_out = True
                 return
             quiet = now - self.judge.last_activity
-            if self.judge.connections and self.judge.open_connections() == 0:
+            if self.judge.seen_any() and self.judge.open_connections() == 0:
                 waiting = self.runner is not None and self.runner.waiting_for_client()
                 if quiet >= (config.reconnect_wait if waiting else config.idle):
                     return
@@ -99,7 +104,7 @@ class ClientCheck:
             still_open = {c.number for c in self.judge.connections.values()
                           if c.closed is None and c.negotiated is not None}
         await self.server.stop()
-        self.judge.finish()
+        self.judge.finish(timed_out=self.timed_out)
         runs = []
         if self.runner is not None:
             with self.judge.lock:

@@ -78,6 +78,7 @@ from smpref.transport.handshake import Accepted
 from smpref.transport.streams import BlockStream, accept
 from smpref.transport.tls import (
     TlsRefusal,
+    report_unfinished_handshakes,
     send_handshake_alerts,
     server_context,
     session_id,
@@ -341,6 +342,7 @@ class SmpServer:
 
     async def _listen(self, port: int, *, web: bool) -> asyncio.Server:
         send_handshake_alerts()
+        report_unfinished_handshakes()
         context = server_context(self.credentials, web=web,
                                  on_refused=functools.partial(self._tls_refused, port, web))
         return await asyncio.start_server(
@@ -349,8 +351,10 @@ class SmpServer:
 
     def _tls_refused(self, port: int, web: bool, refusal: TlsRefusal) -> None:
         """A TLS handshake failed: one line with its cause and what the client offered (OpenSSL
-        and asyncio say nothing of it)."""
-        events.event("tls_refused", logging.WARNING, port=port, web=web, **refusal.fields())
+        and asyncio say nothing of it). A connection that closed before any ClientHello (a
+        port probe, a load balancer's health check) is an info line, not a warning."""
+        level = logging.WARNING if refusal.offer is not None else logging.INFO
+        events.event("tls_refused", level, port=port, web=web, **refusal.fields())
         self._watch("tls_refused", refusal)
 
     def close_store(self) -> None:

@@ -187,6 +187,28 @@ class _Offers:
                 "the client ended the handshake (it may not accept the server's certificate)"
             self.on_refused(TlsRefusal(by, _alert_name(data[1]), cause, offer))
 
+    def unfinished(self, conn: object, exc: BaseException | None) -> None:
+        """A handshake on ``conn`` ended with no fatal alert either way (``exc``: how asyncio
+        saw it end): reported as ended by the client, unless an alert reported it already."""
+        if self.on_refused is None or getattr(conn, "smpref_refused", False):
+            return
+        conn.smpref_refused = True  # type: ignore[attr-defined]
+        offer = getattr(conn, "smpref_offer", None)
+        self.on_refused(TlsRefusal("client", "no alert", unfinished_cause(
+            hasattr(conn, "smpref_offer"), exc), offer))
+
+
+def unfinished_cause(hello_read: bool, exc: BaseException | None) -> str:
+    """Why a handshake ended with no alert: ``hello_read``, whether a ClientHello came."""
+    if isinstance(exc, ConnectionAbortedError):  # asyncio's ssl_handshake_timeout
+        return "the TLS handshake did not finish in the server's time"
+    if hello_read:
+        return "the client closed the connection in the TLS handshake, after its ClientHello, " \
+            "with no alert (it may not accept the server's certificate, or gave up)"
+    if isinstance(exc, ssl.SSLError):
+        return f"the client's first bytes are not a TLS ClientHello ({exc.reason or exc})"
+    return "the client closed the connection before its TLS ClientHello"
+
 
 _TLS_HANDSHAKE = ssl._TLSContentType.HANDSHAKE  # type: ignore[attr-defined]
 _TLS_ALERT = ssl._TLSContentType.ALERT  # type: ignore[attr-defined]
@@ -288,6 +310,37 @@ def send_handshake_alerts() -> None:
 
     protocol._on_handshake_complete = _on_handshake_complete
     protocol._smpref_sends_alerts = True
+
+
+def report_unfinished_handshakes() -> None:
+    """Report every server-side TLS handshake that ends with no fatal alert to its context's
+    ``on_refused`` (TRANS-17): the client closed the connection in it (as a client that gives
+    up on the server's certificate without an alert does), sent bytes that are not TLS, or let
+    it time out. OpenSSL's message callback sees no alert then, and asyncio logs such an end
+    only in debug mode (CPython 3.11-3.13 ``asyncio/sslproto.py``): without this, a client
+    that never reaches SMP leaves no trace. Idempotent; a Python whose asyncio lacks the
+    hooks is left as it is."""
+    from asyncio import sslproto
+
+    protocol: Any = sslproto.SSLProtocol
+    states: Any = getattr(sslproto, "AppProtocolState", None)
+    if getattr(protocol, "_smpref_reports_unfinished", False) or states is None:
+        return
+    lost = protocol.connection_lost
+
+    def connection_lost(self: Any, exc: BaseException | None) -> None:
+        sslobj = getattr(self, "_sslobj", None)
+        # the application never got the connection: its handshake did not finish
+        if getattr(self, "_server_side", False) and sslobj is not None and \
+                getattr(self, "_app_state", None) is states.STATE_INIT:
+            offers = getattr(sslobj.context, "_msg_callback", None)
+            if isinstance(offers, _Offers):
+                with contextlib.suppress(Exception):  # a report never costs the close
+                    offers.unfinished(sslobj, exc)
+        lost(self, exc)
+
+    protocol.connection_lost = connection_lost
+    protocol._smpref_reports_unfinished = True
 
 
 def _base_server_context(certfile: str, keyfile: str) -> ssl.SSLContext:
