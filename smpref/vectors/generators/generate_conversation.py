@@ -38,9 +38,13 @@ SET = VectorSet(
         "form) and the 16384 bytes on the wire; from version 11 the chain key, block key and "
         "nonce of the block, and the next chain key (TRANS-10). The group gives every private "
         "key and each connection's tls-unique (the session ID, TRANS-8), so every block can "
-        "be recomputed from the ones before it. A MSG's body is also given opened (DEP-7): the "
-        "X25519 secret, rcvDhSecret (its HSalsa20), the nonce (the msgId), the plaintext "
-        "Int64(timestamp) flag ' ' body and the length it was padded to before sealing. The "
+        "be recomputed from the ones before it: Ed25519 keys (the parties' authPrivateKey, "
+        "the server's tlsPrivateKey, the key of the leaf, the first certificate) as 32-byte "
+        "RFC 8032 seeds, X25519 keys as 32-byte RFC 7748 private keys; from version 7 each "
+        "connection's session keys (at 6 the hellos carry none). A MSG's body is also given "
+        "opened (DEP-7): the X25519 secret, rcvDhSecret (its HSalsa20), the nonce (the "
+        "msgId), the plaintext Int64(timestamp) flag ' ' body and the length it was padded "
+        "to before sealing. The "
         "TLS handshake itself is not here: its bytes depend on fresh TLS keys; only its "
         "tls-unique enters SMP.",),
     test_fields={"connection": "string", "direction": "string", "what": "string",
@@ -74,10 +78,10 @@ class _Connection:
     def describe(self) -> Json:
         from smpref.crypto.primitives import x25519_public
 
-        out: Json = {"tlsUnique": self.session_id.hex(),
-                     "serverSessionPrivateKey": self.server_secret.hex(),
-                     "serverSessionKey": x25519_public(self.server_secret).hex()}
-        if self.client_secret is not None:
+        out: Json = {"tlsUnique": self.session_id.hex()}
+        if self.client_secret is not None:  # from 7: both hellos carry a session key
+            out["serverSessionPrivateKey"] = self.server_secret.hex()
+            out["serverSessionKey"] = x25519_public(self.server_secret).hex()
             out["clientSessionPrivateKey"] = self.client_secret.hex()
             out["clientSessionKey"] = x25519_public(self.client_secret).hex()
         if self.framings[SERVER].send_chain is not None:

@@ -36,7 +36,8 @@ SET = VectorSet(
             "Protocol.hs:791-800): Int64(timestamp) flag ' ' body, or 'QUOTA ' "
             "Int64(timestamp) for the quota marker, padded to 16106 bytes (2-byte length, "
             "'#' fill) and sealed with crypto_box's key rcvDhSecret = HSalsa20(X25519("
-            "recipientDhKey, serverDhKey), 0^16) and the msgId as nonce. Every seal is crypto_box "
+            "recipientDhPrivateKey, serverDhPublicKey), 0^16) and the msgId as nonce. Every "
+            "seal is crypto_box "
             "(XSalsa20-Poly1305 keyed by HSalsa20 of the X25519 secret), tag first, no nonce.",),
     test_fields={"version": "int", "sessionId": "hex", "corrId": "hex", "entityId": "hex",
                  "command": "hex", "authorized": "hex", "authorization": "hex",
@@ -51,8 +52,9 @@ SET = VectorSet(
                  "spkiBase64": "string", "relaySessionKey": "hex", "ephemeralKey": "hex",
                  "proxyKey": "hex", "encTransmission": "hex", "rfwdCorrId": "hex",
                  "encFwdTransmission": "hex", "answer": "hex", "encResponse": "hex",
-                 "encFwdResponse": "hex", "recipientDhKey": "hex", "serverDhKey": "hex",
-                 "sharedSecret": "hex", "rcvDhSecret": "hex", "msgId": "hex",
+                 "encFwdResponse": "hex", "recipientDhPrivateKey": "hex",
+                 "serverDhPublicKey": "hex", "sharedSecret": "hex", "rcvDhSecret": "hex",
+                 "msgId": "hex",
                  "timestamp": "int", "notification": "bool", "quota": "bool", "body": "hex",
                  "plaintext": "hex", "encBody": "hex"},
     optional=frozenset({"version", "encoded", "sessionId", "corrId", "entityId", "command",
@@ -65,8 +67,9 @@ SET = VectorSet(
                         "encUser", "keyAlgorithm", "rawKey", "spki", "spkiBase64",
                         "relaySessionKey", "ephemeralKey", "proxyKey", "encTransmission",
                         "rfwdCorrId", "encFwdTransmission", "answer", "encResponse",
-                        "encFwdResponse", "recipientDhKey", "serverDhKey", "sharedSecret",
-                        "rcvDhSecret", "msgId", "timestamp", "notification", "quota", "body",
+                        "encFwdResponse", "recipientDhPrivateKey", "serverDhPublicKey",
+                        "sharedSecret", "rcvDhSecret", "msgId", "timestamp", "notification",
+                        "quota", "body",
                         "plaintext", "encBody"}),
     notes={"Ed25519": "authorized with an Ed25519 signature (signingKey is the seed)",
            "X25519": "authorized with a crypto_box authenticator: queueKey is the queue's "
@@ -116,7 +119,7 @@ def _message_bodies() -> list[Json]:
         key = box_key(server_public, recipient)
         plaintext = body.encode()
         tests.append(entry(f"MSG body: {comment}", ["DEP-7", "CMD-31"],
-                           recipientDhKey=recipient, serverDhKey=server_public,
+                           recipientDhPrivateKey=recipient, serverDhPublicKey=server_public,
                            sharedSecret=x25519(recipient, server_public), rcvDhSecret=key,
                            msgId=msg_id, timestamp=body.timestamp,
                            notification=body.notification, quota=body.quota,

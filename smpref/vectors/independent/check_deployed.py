@@ -210,7 +210,7 @@ def _message_body(t: dict[str, Any]) -> None:
     else:
         plaintext = stamp + (b"T" if t["notification"] else b"F") + b" " + unhex(t, "body")
     expect(plaintext == unhex(t, "plaintext"), t, "the MSG plaintext differs")
-    shared = x25519(unhex(t, "recipientDhKey"), unhex(t, "serverDhKey"))
+    shared = x25519(unhex(t, "recipientDhPrivateKey"), unhex(t, "serverDhPublicKey"))
     key = salsa.hsalsa20(shared, bytes(16))
     expect((shared, key) == (unhex(t, "sharedSecret"), unhex(t, "rcvDhSecret")), t,
            "the shared secret or rcvDhSecret differs")
