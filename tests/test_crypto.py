@@ -15,6 +15,7 @@ from reqs import req
 
 from smpref.crypto import primitives as p
 from smpref.crypto.link_crypto import link_data_key, open_part, padded_size, seal_part
+from smpref.independent.link_data import open_part as independent_open_part
 
 KEY32 = st.binary(min_size=32, max_size=32)
 
@@ -92,8 +93,13 @@ def test_aead_is_rfc8439_chacha20poly1305(key: bytes, aad: bytes, message: bytes
 def test_link_data_key_and_parts() -> None:
     pk = hashlib.sha256(b"link").digest()
     assert link_data_key(pk) == rfc5869_sha512(b"", pk, b"SimpleXLinkData", 32)
-    sealed = seal_part(link_data_key(pk), bytes(24), b"hello")
+    nonce = bytes(range(24))  # not a palindrome: a reversed or shuffled nonce shows
+    sealed = seal_part(link_data_key(pk), nonce, b"hello")
     assert len(sealed) == 24 + 16 + padded_size(5) == 24 + 16 + 256
+    assert sealed[:24] == nonce
+    # the reader written again from LINK-3/LINK-4 (smpref.independent) opens what smpref seals,
+    # so a mistake shared by smpref's sealing and opening sides does not pass
+    assert independent_open_part(pk, sealed, pure=True) == b"hello"
     assert open_part(link_data_key(pk), sealed) == b"hello"
     for broken in (sealed[:-1], sealed[:30], sealed[:24] + bytes([sealed[24] ^ 1]) + sealed[25:]):
         try:
