@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING
+from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -42,9 +44,46 @@ def test_model_benchmark_runs_one_lifecycle_and_its_baselines() -> None:
     model.make_full_baseline()()
 
 
-def test_vectors_benchmark_runs_once() -> None:
+def test_vectors_benchmark_runs_generate_and_verify_and_compares_them_with_hashing(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/vectors.py with one round runs the real generate once, into a scratch directory,
+    and the real verify once, on the corpus; hashes the corpus's bytes as its baseline; and
+    prints the total against that baseline. No real time is read: a fake clock moves 2 s for
+    generate, 3 s for verify and 5 ms for each hash, so the ratio must be 5 s : 5 ms."""
     vectors = load("vectors")
-    assert vectors.best(lambda: None, 1) >= 0
+    corpus_dir = (BENCH.parent / "vectors").resolve()
+    corpus = b"".join(p.read_bytes() for p in sorted(corpus_dir.rglob("*.json")))
+    clock = [0.0]
+    calls: list[tuple[str, Path, int]] = []
+    hashed: list[bytes] = []
+
+    def timed(name: str, work: Callable[[Path], object], seconds: float
+              ) -> Callable[[Path], None]:
+        def run(path: Path) -> None:
+            work(path)
+            calls.append((name, path, len(list(path.rglob("*.json")))))
+            clock[0] += seconds
+        return run
+
+    def sha256(data: bytes) -> Any:
+        hashed.append(data)
+        clock[0] += 0.005
+        return hashlib.sha256(data)
+
+    monkeypatch.setattr(vectors, "write", timed("generate", vectors.write, 2.0))
+    monkeypatch.setattr(vectors, "verify", timed("verify", vectors.verify, 3.0))
+    monkeypatch.setattr(vectors, "hashlib", SimpleNamespace(sha256=sha256))
+    monkeypatch.setattr(vectors, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(sys, "argv", ["vectors.py", "--rounds", "1"])
+    vectors.main()
+    files = len(list(corpus_dir.rglob("*.json")))
+    (generate, generated_in, generated), (verify, verified_in, _) = calls
+    assert (generate, verify, verified_in.resolve()) == ("generate", "verify", corpus_dir)
+    assert generated_in.resolve() != corpus_dir and generated == files  # a whole corpus, elsewhere
+    assert hashed and all(data == corpus for data in hashed)
+    out = capsys.readouterr().out
+    assert f"corpus {len(corpus):,} bytes" in out
+    assert "generate + verify : hash = 1,000x" in out
 
 
 def test_server_benchmark_runs_a_tiny_round() -> None:

@@ -20,22 +20,24 @@ from smpref.client.core import (
     read_link_blob,
 )
 from smpref.crypto import primitives
-from smpref.crypto.primitives import secretbox_open
 from smpref.errors import CryptoError, StoreError
+from smpref.independent import basics, relay_boxes, salsa
 from smpref.model import DAY, ServerConfig
 from smpref.model.queue_store import MemoryStore
 from smpref.testing.differential import DifferentialLoopback
 from smpref.testing.loopback import Loopback, LoopbackConnection
 from smpref.testing.queue_machine import error_of
 from smpref.wire import message_class
-from smpref.wire.blocks import unpad
+from smpref.wire.dialects import Dialect
 from smpref.wire.messages import (
     ACK,
     DEL,
     GET,
+    IDS,
     KEY,
     LGET,
     LSET,
+    MSG,
     NDEL,
     NEW,
     NSUB,
@@ -44,6 +46,7 @@ from smpref.wire.messages import (
     SKEY,
     SUB,
     ConnectionMode,
+    DeployedNEW,
     LinkBlob,
     LinkData,
     LinkPart,
@@ -53,6 +56,7 @@ from smpref.wire.messages import (
     OptionalLinkData,
     OptionalPartKind,
     QueueLink,
+    QueueReqData_M,
     QueueRequest,
     RecordKind,
     SubscriptionMode,
@@ -114,12 +118,34 @@ def create(lb: Loopback, conn: LoopbackConnection, *, mode: Any = None, link: bo
     return Q(owner, conn, keys, replies)
 
 
+def deployed_invitation(lb: Loopback, conn: LoopbackConnection) -> OwnedQueue:
+    """An unsecured invitation queue made by a deployed session's NEW (DEP-1)."""
+    owner = OwnedQueue(AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random))
+    new = DeployedNEW(rcv_auth_key=owner.auth_key.public, rcv_dh_key=owner.dh_key.public,
+                      basic_auth=None, sub_mode=SubMode.OnlyCreate,
+                      queue_req_data=QueueReqData_M(link=None), ntf_creds=None)
+    owner.created(conn.send(new, key=owner.auth_key)[0].expect(IDS))
+    return owner
+
+
 def notifier_request(lb: Loopback) -> tuple[Any, AuthKeyPair, DhKeyPair]:
     """A NEW's notifier request with fresh keys (CMD-12), and those keys."""
     key, dh = AuthKeyPair.ed25519(lb.client_random), DhKeyPair.generate(lb.client_random)
     request = NtfRequest(notifier_id=lb.client_random(24),
                                        ntf_auth_key=key.public, rcv_ntf_dh_key=dh.public)
     return request, key, dh
+
+
+def open_nmsg(notifier_secret: bytes, server_public: bytes, nmsg: Any) -> tuple[bytes, int]:
+    """NMSG's msgId and timestamp, read as MSG-7 writes them, by the second implementation
+    (smpref.independent), not the model's crypto or codecs: crypto_box with rcvNtfDhSecret,
+    the nonce as sent, then ``pad(ss(msgId) || Int64 timestamp)``."""
+    key = relay_boxes.box_key(notifier_secret, server_public)
+    opened = salsa.box_open(key, nmsg.nonce, nmsg.enc_metadata)
+    assert opened is not None and len(opened) == 128  # padded to 128 bytes
+    meta = basics.unpad(opened)
+    assert meta is not None and len(meta) == 1 + meta[0] + 8
+    return meta[1 : 1 + meta[0]], int.from_bytes(meta[1 + meta[0]:], "big", signed=True)
 
 
 def send(conn: LoopbackConnection, q: Q, body: bytes = b"hi", key: AuthKeyPair | None = None,
@@ -183,11 +209,18 @@ def test_notifier_request_and_nmsg(lb: Loopback) -> None:
     creds = q.replies[0].message.server_ntf_creds
     assert creds.notifier_id == notifier_id
     assert notifier_conn.send(NSUB(), notifier_id, ntf_key)[0].tag == "OK"
+    lb.clock.advance(3 * 3600)  # the NMSG carries the time of the SEND, not of NEW
+    sent_at = lb.clock.now()
     assert send(sender, q, notify=True)[0].tag == "OK"
     (nmsg,) = notifier_conn.inbox
-    secret = primitives.box_key(creds.srv_ntf_dh_key.raw, ntf_dh.secret)
-    meta = unpad(secretbox_open(secret, nmsg.message.nonce, nmsg.message.enc_metadata))
-    assert meta[0] == 24 and len(meta) == 1 + 24 + 8
+    lb.clock.advance(60)
+    initial = q.cmd(GET())[0].expect(MSG)  # the queue's first key record (QENC-1) comes first
+    assert q.owner.open_message(initial)[1].kind is RecordKind.Initial
+    assert q.cmd(ACK(msg_id=initial.msg_id))[0].tag == "OK"
+    delivered = q.cmd(GET())[0].expect(MSG)
+    assert q.owner.open_message(delivered)[1].body == b"hi"
+    assert open_nmsg(ntf_dh.secret, creds.srv_ntf_dh_key.raw, nmsg.message) == (
+        delivered.msg_id, sent_at)
     assert q.cmd(NDEL())[0].tag == "OK"
     assert error_of(notifier_conn.send(NSUB(), notifier_id, ntf_key)[0]) == "AUTH"
 
@@ -496,6 +529,8 @@ def test_retention_periods(lb: Loopback) -> None:
     key = AuthKeyPair.ed25519(lb.client_random)
     secured.cmd(KEY(sender_key=key.public))
     contact = create(lb, conn, mode=Mode.Contact)
+    # the same kind of queue as ``unsecured``, created in deployed SMP: never expired (DIV-17)
+    deployed = deployed_invitation(lb, lb.connect(Dialect.DEPLOYED))
     lb.clock.advance(90 * DAY)
     lb.expire()
     assert lb.store.get(unsecured.rid) is not None  # day 90: inside the period
@@ -511,6 +546,7 @@ def test_retention_periods(lb: Loopback) -> None:
     lb.expire()
     assert lb.store.get(contact.rid) is None
     assert lb.store.get(secured.rid) is not None
+    assert lb.store.get(deployed.recipient_id) is not None
 
 
 @req("QUEUE-5", "DIV-18")

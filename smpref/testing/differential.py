@@ -152,6 +152,8 @@ class DifferentialMachine(QueueMachine):
         assert isinstance(lb, DifferentialLoopback)
         lb.reopen(clean=clean)
         self._fired("reopen_store")
+        if not clean:  # every acknowledged change outlived the crash: the stores agree (STORE-7)
+            self.checked.add("STORE-7")
         self.trace.append(f"REOPEN clean={clean}")
 
     def teardown(self) -> None:
