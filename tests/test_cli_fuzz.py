@@ -1,11 +1,13 @@
-"""No traceback, ever: every subcommand, fed generated bad values for each of its path, host,
-key and input parameters, ends with one line and exit status 2.
+"""No traceback, ever: every subcommand, fed bad values for each of its path, host, key and
+input parameters, ends with one line and exit status 2. Each kind of parameter has a list of
+bad values, every one tried on every run (LISTED); hosts, passwords and inputs are also fed
+text that Hypothesis generates.
 
 The parameters come from click itself (the command tree under ``smpref``), so a new option is
 covered without being added here. What is bad for a parameter follows from what it is:
 
-* a path (``click.Path``): something no file or folder can be (under a file, under /proc,
-  empty), and the other kind than it names (a folder for a file, a file for a folder);
+* a path (``click.Path``): something no file or folder can be (under a file, under /proc),
+  and the other kind than it names (a folder for a file, a file for a folder);
 * a key file (a path option called ``--key``): a file that holds no key;
 * a host or a server password: text that no address can carry;
 * an input argument (hex, JSON, an address, a link): text that is none of these, or ``@`` and a
@@ -92,32 +94,61 @@ not_a_host = refused(address_host, ValueError)
 not_a_password = refused(check_basic_auth, InvalidValueError)
 
 
-@st.composite
-def bad_value(draw: st.DrawFn, what: str, scratch: Path) -> str:
-    """A value of the kind ``what`` that no command may accept (module docstring)."""
-    a_file, a_folder = scratch / "a-file", scratch / "a-folder"
-    impossible = [f"{a_file}/x", f"{a_file}/x/y.json", "/proc/x", "/proc/x/y", "/proc/version/x"]
-    if what == "file":
-        return draw(st.sampled_from([*impossible, str(a_folder)]))
-    if what == "folder":
-        return draw(st.sampled_from([*impossible, str(a_file), "/proc/version"]))
-    if what == "path":
-        return draw(st.sampled_from(impossible))
-    if what == "key":
-        content = draw(st.sampled_from(["", "zz", "00", "ab" * 31, "not a key\n", "\x00\xff"]))
-        key = scratch / f"key-{draw(st.integers(0, 10**9))}"
-        key.write_text(content, encoding="latin-1")
-        return draw(st.sampled_from([str(key), str(key), str(a_folder), f"{a_file}/key"]))
-    if what == "host":
-        return draw(st.sampled_from(["", " ", "not..a..host", "-x-", "a_b.org", "é.org",
-                                     "[::1", "x" * 64 + ".org", "1.2.3.4.5.6"])
-                    | st.text(max_size=20).filter(not_a_host))
-    if what == "password":
-        return draw(st.sampled_from(["", "a b", "a@b", "a:b", "a/b", "é"])
-                    | st.text(min_size=1, max_size=12).filter(not_a_password))
-    return draw(st.sampled_from([f"@{a_file}/x", f"@{a_folder}", "@/proc/x/y", "@", "zz",
-                                 "{", "smp://", "https://", "%", "\x00"])
-                | st.text(max_size=24).filter(lambda t: t.strip() not in ("", "-")))
+#: stands for the scratch folder (the fixture below) in the listed values
+SCRATCH = "<scratch>"
+#: where neither a file nor a folder can be: under a file, under /proc
+IMPOSSIBLE = [f"{SCRATCH}/a-file/x", f"{SCRATCH}/a-file/x/y.json", "/proc/x", "/proc/x/y",
+              "/proc/version/x"]
+#: what a key file may hold that is no key; the scratch folder has each in key-<index>
+NOT_KEYS = ["", "zz", "00", "ab" * 31, "not a key\n", "\x00\xff"]
+
+#: the bad values each kind names (module docstring), every one tried on every run
+LISTED: dict[str, list[str]] = {
+    "file": [*IMPOSSIBLE, f"{SCRATCH}/a-folder"],
+    "folder": [*IMPOSSIBLE, f"{SCRATCH}/a-file", "/proc/version"],
+    "path": IMPOSSIBLE,
+    "key": [*(f"{SCRATCH}/key-{i}" for i in range(len(NOT_KEYS))), f"{SCRATCH}/a-folder",
+            f"{SCRATCH}/a-file/key"],
+    "host": ["", " ", "not..a..host", "-x-", "a_b.org", "é.org", "[::1", "x" * 64 + ".org",
+             "1.2.3.4.5.6"],
+    "password": ["", "a b", "a@b", "a:b", "a/b", "é"],
+    "input": [f"@{SCRATCH}/a-file/x", f"@{SCRATCH}/a-folder", "@/proc/x/y", "@", "zz", "{",
+              "smp://", "https://", "%", "\x00"],
+}
+
+#: text beyond the lists, for the kinds whose bad values are text rather than paths
+GENERATED: dict[str, st.SearchStrategy[str]] = {
+    "host": st.text(max_size=20).filter(not_a_host),
+    "password": st.text(min_size=1, max_size=12).filter(not_a_password),
+    "input": st.text(max_size=24).filter(lambda t: t.strip() not in ("", "-")),
+}
+
+
+def parameter(path: tuple[str, ...], target: str) -> tuple[click.Command, str]:
+    """The command at ``path`` and the kind of its parameter ``target``."""
+    command = dict(leaves(main))[path]
+    what = kind(next(p for p in command.params if p.name == target))
+    assert what is not None
+    return command, what
+
+
+def listed_cases() -> Iterator[tuple[tuple[str, ...], str, str]]:
+    """(path, target, value): in this process (milliseconds a run), every listed value of a
+    kind on every parameter of that kind; of the commands run as processes (a third of a
+    second each), each listed value once, on that kind's parameters in turn, so that every
+    value is still tried on every run, and every parameter at least once."""
+    for what, values in LISTED.items():
+        targets = [(path, target) for path, target in TARGETS if parameter(path, target)[1] == what]
+        for path, target in targets:
+            if path[0] not in NETWORK:
+                yield from ((path, target, value) for value in values)
+        spawned = [(path, target) for path, target in targets if path[0] in NETWORK]
+        for i in range(max(len(values), len(spawned)) if spawned else 0):
+            yield (*spawned[i % len(spawned)], values[i % len(values)])
+
+
+LISTED_CASES = [pytest.param(path, target, value, id=f"{'-'.join(path)}-{target}-{value}")
+                for path, target, value in listed_cases()]
 
 
 def argv(path: tuple[str, ...], command: click.Command, target: str, value: str) -> list[str]:
@@ -152,22 +183,15 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("cli-fuzz")
     (folder / "a-file").write_text("not a folder\n")
     (folder / "a-folder").mkdir()
+    for i, content in enumerate(NOT_KEYS):
+        (folder / f"key-{i}").write_text(content, encoding="latin-1")
     return folder
 
 
-@req("SLINK-9", "URI-2")
-@pytest.mark.parametrize(("path", "target"), TARGETS, ids=lambda x: "-".join(x)
-                         if isinstance(x, tuple) else x)
-@settings(max_examples=4, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_bad_values_end_in_one_line_and_exit_2(scratch: Path, path: tuple[str, ...],
-                                               target: str, data: st.DataObject) -> None:
-    command = dict(leaves(main))[path]
-    param = next(p for p in command.params if p.name == target)
-    what = kind(param)
-    assert what is not None
-    value = data.draw(bad_value(what, scratch), label=f"{'/'.join(path)} {target}")
+def ends_in_one_line_and_exit_2(path: tuple[str, ...], target: str, value: str,
+                                scratch: Path) -> None:
+    """Run the command with ``value`` for ``target``; it must refuse it with one line."""
+    command, _ = parameter(path, target)
     if path[0] in NETWORK:
         # A real command line cannot carry NUL (execve ends the string there); CliRunner can.
         value = value.replace("\x00", "\x01")
@@ -177,6 +201,36 @@ def test_bad_values_end_in_one_line_and_exit_2(scratch: Path, path: tuple[str, .
     assert code == 2, (args, code, out, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), (args, err)
+
+
+def test_every_listed_value_and_every_parameter_is_tried() -> None:
+    cases = {(path, target, value) for path, target, value in listed_cases()}
+    for path, target in TARGETS:
+        what = parameter(path, target)[1]
+        assert {v for p, t, v in cases if (p, t) == (path, target)}, (path, target)
+        assert {v for p, t, v in cases if parameter(p, t)[1] == what} == set(LISTED[what])
+
+
+@req("SLINK-9", "URI-2")
+@pytest.mark.parametrize(("path", "target", "value"), LISTED_CASES)
+def test_bad_values_end_in_one_line_and_exit_2(scratch: Path, path: tuple[str, ...],
+                                               target: str, value: str) -> None:
+    ends_in_one_line_and_exit_2(path, target, value.replace(SCRATCH, str(scratch)), scratch)
+
+
+@req("SLINK-9", "URI-2")
+@pytest.mark.parametrize(("path", "target"),
+                         [(path, target) for path, target in TARGETS
+                          if parameter(path, target)[1] in GENERATED],
+                         ids=lambda x: "-".join(x) if isinstance(x, tuple) else x)
+@settings(max_examples=4, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_generated_bad_values_end_in_one_line_and_exit_2(
+        scratch: Path, path: tuple[str, ...], target: str, data: st.DataObject) -> None:
+    value = data.draw(GENERATED[parameter(path, target)[1]],
+                      label=f"{'/'.join(path)} {target}")
+    ends_in_one_line_and_exit_2(path, target, value, scratch)
 
 
 @req("URI-2")

@@ -3,6 +3,10 @@
 Every command, response, record and union of spec/commands.smpn gets a strategy built from its
 codec, so property tests cover exactly what the spec defines. Sizes of open-ended fields are
 bounded (``max_bytes``) to keep examples quick; a large run can raise the bound.
+
+Drawn freely, a length-prefixed field stays short (in a CI run of the property tests no Large
+field passed 101 bytes), so the lengths where a prefix changes go untried. ``edges`` adds
+lengths that such fields also take (:data:`EDGE_LENGTHS`), each where the field can hold it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ from smpref.wire.type_codecs import (
 #: default bound on Large, Tail, Sealed and Text sizes in generated values
 DEFAULT_MAX_BYTES = 512
 
+#: lengths at the edges of ShortString and Large (ENC-1): empty, one byte, 255 (the most one
+#: length byte holds), 256 and 257 (the first lengths a Word16 needs its high byte for), and
+#: bodies of 4 KB and 16,000 bytes (four of those still fit one Framed Large of 65,535)
+EDGE_LENGTHS = (0, 1, 255, 256, 257, 4096, 16_000)
+
 
 def _key(codec: KeyCodec) -> st.SearchStrategy[PublicKey]:
     algs = sorted(codec.allowed, key=lambda a: a.label)
@@ -44,13 +53,25 @@ def _key(codec: KeyCodec) -> st.SearchStrategy[PublicKey]:
     )
 
 
-def strategy_for(codec: Codec, max_bytes: int = DEFAULT_MAX_BYTES) -> st.SearchStrategy[Any]:
-    """Return a strategy for the values of ``codec`` (recursive types are handled lazily)."""
-    return _strategy(codec, max_bytes)
+def strategy_for(codec: Codec, max_bytes: int = DEFAULT_MAX_BYTES, *,
+                 edges: tuple[int, ...] = ()) -> st.SearchStrategy[Any]:
+    """Return a strategy for the values of ``codec`` (recursive types are handled lazily).
+
+    A ShortString or Large field also takes, half the time, one of the lengths ``edges`` that
+    it can hold (a ShortString up to 255 bytes, a Large up to 65,535), whatever ``max_bytes``.
+    """
+    return _strategy(codec, max_bytes, edges)
+
+
+def _filled(length: int) -> st.SearchStrategy[bytes]:
+    """``length`` bytes, a short drawn pattern repeated: a 16 KB field costs Hypothesis a few
+    choices, not 16,000."""
+    return st.binary(min_size=1, max_size=8).map(lambda unit: (unit * length)[:length])
 
 
 @cache
-def _strategy(codec: Codec, max_bytes: int) -> st.SearchStrategy[Any]:
+def _strategy(codec: Codec, max_bytes: int, edges: tuple[int, ...] = ()
+              ) -> st.SearchStrategy[Any]:
     if isinstance(codec, BoolCodec):
         return st.booleans()
     if isinstance(codec, IntCodec):
@@ -58,19 +79,21 @@ def _strategy(codec: Codec, max_bytes: int) -> st.SearchStrategy[Any]:
     if isinstance(codec, BytesCodec):
         if codec.size is not None:
             return st.binary(min_size=codec.size, max_size=codec.size)
-        limit = codec.max_len if codec.prefix == 1 else max_bytes
-        return st.binary(max_size=limit)
+        free = st.binary(max_size=codec.max_len if codec.prefix == 1 else max_bytes)
+        # max_len is None for Tail and Sealed: no prefix, so no edge
+        held = [n for n in edges if codec.max_len is not None and n <= codec.max_len]
+        return (free | st.sampled_from(held).flatmap(_filled)) if held else free
     if isinstance(codec, TextCodec):
         return st.text(max_size=max_bytes // 4)
     if isinstance(codec, KeyCodec):
         return _key(codec)
     if isinstance(codec, MaybeCodec):
-        return st.none() | _strategy(codec.inner, max_bytes)
+        return st.none() | _strategy(codec.inner, max_bytes, edges)
     if isinstance(codec, FramedCodec):
-        return _strategy(codec.inner, max_bytes)
+        return _strategy(codec.inner, max_bytes, edges)
     if isinstance(codec, ListCodec):
         return st.lists(
-            _strategy(codec.inner, max_bytes), min_size=int(codec.non_empty), max_size=4
+            _strategy(codec.inner, max_bytes, edges), min_size=int(codec.non_empty), max_size=4
         ).map(tuple)
     if isinstance(codec, EnumCodec):
         return st.sampled_from(list(codec.enum_type))
@@ -78,29 +101,31 @@ def _strategy(codec: Codec, max_bytes: int) -> st.SearchStrategy[Any]:
         # Deferred, and variants without fields first: recursion (ErrorType -> ProxyError ->
         # ErrorType) then shrinks towards the simple variants.
         variants = sorted(codec.variants.values(), key=lambda v: len(v.fields))
-        return st.deferred(lambda: st.one_of([_strategy(v, max_bytes) for v in variants]))
+        return st.deferred(lambda: st.one_of([_strategy(v, max_bytes, edges) for v in variants]))
     if isinstance(codec, MessageCodec):
         # the layout's own fields; those other versions' layouts have are absent (None)
         return st.builds(codec.cls, **{
-            f.attr: _strategy(f.codec, max_bytes) if f.attr in codec.version_items
+            f.attr: _strategy(f.codec, max_bytes, edges) if f.attr in codec.version_items
             else st.none() for f in codec.fields})
     if isinstance(codec, StructCodec):
         return st.builds(
-            codec.cls, **{f.attr: _strategy(f.codec, max_bytes) for f in codec.fields}
+            codec.cls, **{f.attr: _strategy(f.codec, max_bytes, edges) for f in codec.fields}
         )
     raise TypeError(f"no strategy for codec {codec!r}")  # pragma: no cover - closed set
 
 
 def message_strategy(tag: str, max_bytes: int = DEFAULT_MAX_BYTES, *,
-                     dialect: Dialect = Dialect.SEED, version: int | None = None
-                     ) -> st.SearchStrategy[Message]:
+                     dialect: Dialect = Dialect.SEED, version: int | None = None,
+                     edges: tuple[int, ...] = ()) -> st.SearchStrategy[Message]:
     """A strategy for one command or response of a dialect, by tag, in its layout at
-    ``version`` (None: the current one)."""
-    return strategy_for(SCHEMA.dialect(dialect)[tag.encode("ascii")].at(version), max_bytes)
+    ``version`` (None: the current one); ``edges`` as for :func:`strategy_for`."""
+    codec = SCHEMA.dialect(dialect)[tag.encode("ascii")].at(version)
+    return strategy_for(codec, max_bytes, edges=edges)
 
 
-def messages(kind: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES
-             ) -> st.SearchStrategy[Message]:
-    """A strategy over every command and response (or only ``kind``)."""
+def messages(kind: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES, *,
+             edges: tuple[int, ...] = ()) -> st.SearchStrategy[Message]:
+    """A strategy over every command and response (or only ``kind``); ``edges`` as for
+    :func:`strategy_for`."""
     codecs = [c for c in SCHEMA.messages.values() if kind in (None, c.definition.kind)]
-    return st.one_of([strategy_for(c, max_bytes) for c in codecs])
+    return st.one_of([strategy_for(c, max_bytes, edges=edges) for c in codecs])
