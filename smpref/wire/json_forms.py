@@ -15,8 +15,12 @@ from typing import Any
 from smpref.errors import BadValueError, WireError
 from smpref.wire.blocks import decode_batch, decode_block, encode_batch, encode_block
 from smpref.wire.dialects import SEED_VERSION, Dialect, dialect_of_version
-from smpref.wire.schema import SCHEMA, decode_message, encode_message, message_to_json
-from smpref.wire.structs import Message
+from smpref.wire.schema import (
+    decode_message,
+    encode_message,
+    message_from_json,
+    message_to_json,
+)
 from smpref.wire.transmission import Transmission, check_credentials
 from smpref.wire.type_codecs import Json
 
@@ -79,7 +83,7 @@ def transmission_from_json(data: Json, *, dialect: Dialect = Dialect.SEED,
     if "message" not in data:
         raise BadValueError("a transmission needs 'message'")
     try:
-        command = encode_message(message_from_json_in(data["message"], dialect), version)
+        command = encode_message(message_from_json(data["message"], dialect), version)
     except WireError as exc:
         raise exc.within("message") from None
     service = data.get("serviceSignature")
@@ -91,28 +95,6 @@ def transmission_from_json(data: Json, *, dialect: Dialect = Dialect.SEED,
         command=command,
         service_signature=None if service is None else _hex_field(data, "serviceSignature"),
     ).encode(version, session)
-
-
-def message_from_json_in(data: Json, dialect: Dialect) -> Message:
-    """Build a command or response of ``dialect`` from its JSON form (the inverse of
-    :func:`smpref.wire.schema.message_to_json`): a tag both dialects have (NEW, LSET, LGET)
-    names each one's own message.
-
-    Raises:
-        BadValueError: not a message's JSON form, or a tag the dialect does not have.
-    """
-    if not isinstance(data, dict) or not isinstance(data.get("tag"), str):
-        raise BadValueError('a message must be {"tag": "...", "fields": {...}}')
-    unknown = sorted(set(data) - {"tag", "fields"})
-    if unknown:
-        raise BadValueError(f"unexpected key {unknown[0]!r} in message JSON")
-    codec = SCHEMA.dialect(dialect).get(data["tag"].encode("ascii", "replace"))
-    if codec is None:
-        where = "" if dialect is Dialect.SEED else " of deployed SMP"
-        raise BadValueError(f"unknown command or response tag {data['tag']!r}{where}")
-    value = codec.from_json(data.get("fields", {}))
-    assert isinstance(value, Message)
-    return value
 
 
 def layouts_of(version: int) -> tuple[Dialect, int | None]:
@@ -161,7 +143,7 @@ def encode_from_json(data: Json, kind: str | None = None, version: int = SEED_VE
         else:
             kind = "transmission"
     if kind == "message":
-        return encode_message(message_from_json_in(data, dialect), layout)
+        return encode_message(message_from_json(data, dialect), layout)
     if kind == "transmission":
         return transmission_from_json(data, dialect=dialect, version=layout)
     if not isinstance(data, dict) or not isinstance(data.get("transmissions"), list):

@@ -458,16 +458,19 @@ def message_to_json(message: Message) -> Json:
     return {"tag": message.TAG, "fields": message.CODEC.to_json(message)}
 
 
-def message_from_json(data: Json) -> Message:
-    """Build a message from its JSON form (the inverse of :func:`message_to_json`)."""
+def message_from_json(data: Json, dialect: Dialect | None = None) -> Message:
+    """Build a message from its JSON form (the inverse of :func:`message_to_json`); with a
+    ``dialect``, that dialect's message where both have the tag (NEW, LSET, LGET)."""
     if not isinstance(data, dict) or not isinstance(data.get("tag"), str):
         raise BadValueError('a message must be {"tag": "...", "fields": {...}}')
     unknown = sorted(set(data) - {"tag", "fields"})
     if unknown:
         raise BadValueError(f"unexpected key {unknown[0]!r} in message JSON")
-    codec = SCHEMA.messages.get(data["tag"].encode("ascii", "replace"))
+    codecs = SCHEMA.messages if dialect is None else SCHEMA.dialect(dialect)
+    codec = codecs.get(data["tag"].encode("ascii", "replace"))
     if codec is None:
-        raise BadValueError(f"unknown command or response tag {data['tag']!r}")
+        where = " of deployed SMP" if dialect is Dialect.DEPLOYED else ""
+        raise BadValueError(f"unknown command or response tag {data['tag']!r}{where}")
     value = codec.from_json(data.get("fields", {}))
     assert isinstance(value, Message)
     return value

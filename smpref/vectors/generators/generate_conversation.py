@@ -213,10 +213,11 @@ def _conversation(version: int) -> Json:  # noqa: PLR0915 (one conversation, ste
         # rcvDhSecret is crypto_box's key: HSalsa20 of the X25519 secret (crypto_box_beforenm)
         secret = box_key(server_dh, recipient_dh.secret)
         padded = secretbox_open(secret, msg.msg_id, msg.enc_body)
-        body = DeployedMessageBody.decode(unpad(padded))
+        plain = unpad(padded)
+        body = DeployedMessageBody.decode(plain)
         return {"sharedSecret": x25519(recipient_dh.secret, server_dh).hex(),
                 "rcvDhSecret": secret.hex(), "nonce": msg.msg_id.hex(),
-                "paddedLength": len(padded), "plaintext": unpad(padded).hex(),
+                "paddedLength": len(padded), "plaintext": plain.hex(),
                 "timestamp": body.timestamp,
                 "notification": body.notification, "body": body.body.hex()}
 

@@ -9,16 +9,13 @@ from smpref.vectors.independent.shared import (
     confirmed,
     expect,
     hkdf,
+    pad,
     tests,
     unhex,
     unpad,
     x25519,
     x25519_public,
 )
-
-
-def _pad(content: bytes, size: int) -> bytes:
-    return len(content).to_bytes(2, "big") + content + b"#" * (size - 2 - len(content))
 
 
 def _batch(content: bytes) -> list[bytes] | None:
@@ -60,7 +57,7 @@ def _check_chain(t: dict[str, Any]) -> None:
 def check_block(vectors: dict[str, Any]) -> int:
     for group, t in tests(vectors):
         if group["type"] == "PadTest":
-            expect(_pad(unhex(t, "content"), t["paddedSize"]) == unhex(t, "padded"), t, "padding")
+            expect(pad(unhex(t, "content"), t["paddedSize"]) == unhex(t, "padded"), t, "padding")
             if "Deployed" in t["flags"]:  # deployed's published answer: "\0\3abc"
                 expect(t["padded"] == "0003616263", t, "not deployed's pad 'abc' 5")
         elif group["type"] == "BatchTest":
@@ -69,7 +66,7 @@ def check_block(vectors: dict[str, Any]) -> int:
                 expect(items is None, t, "malformed content parses")
                 continue
             expect(items == [bytes.fromhex(x) for x in t["transmissions"]], t, "batch")
-            expect(_pad(unhex(t, "content"), 16384) == unhex(t, "block"), t, "block padding")
+            expect(pad(unhex(t, "content"), 16384) == unhex(t, "block"), t, "block padding")
         else:
             _check_chain(t)
     return confirmed(vectors)

@@ -19,31 +19,24 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from smpref.independent import salsa
 from smpref.vectors.independent.shared import (
+    SPKI,
     confirmed,
     expect,
     hkdf,
+    pad,
     ss,
     unpad,
+    w16,
     x25519,
     x25519_public,
 )
 
-_SPKI = {"Ed25519": bytes.fromhex("302a300506032b6570032100"),
-         "X25519": bytes.fromhex("302a300506032b656e032100")}
 BLOCK = 16384
 SERVER, CLIENT = "server to client", "client to server"
 
 
-def _w16(n: int) -> bytes:
-    return n.to_bytes(2, "big")
-
-
-def _pad(content: bytes, size: int) -> bytes:
-    return _w16(len(content)) + content + b"#" * (size - 2 - len(content))
-
-
 def _key(key: dict[str, str]) -> bytes:
-    return ss(_SPKI[key["algorithm"]] + bytes.fromhex(key["raw"]))
+    return ss(SPKI[key["algorithm"]] + bytes.fromhex(key["raw"]))
 
 
 def _maybe(value: bytes | None) -> bytes:
@@ -201,26 +194,26 @@ class _Replay:
         session_id = bytes.fromhex(c["tlsUnique"])
         if t["direction"] == SERVER:
             low, high = g["serverVersions"]
-            hello = _w16(low) + _w16(high) + ss(session_id)
+            hello = w16(low) + w16(high) + ss(session_id)
             if high >= 7:
-                spki = _SPKI["X25519"] + bytes.fromhex(c["serverSessionKey"])
+                spki = SPKI["X25519"] + bytes.fromhex(c["serverSessionKey"])
                 signed = bytes.fromhex("302c") + spki
                 signature = _ed25519(bytes.fromhex(g["server"]["tlsPrivateKey"])).sign(signed)
                 der = (bytes.fromhex("3078") + signed + bytes.fromhex("300506032b6570034100")
                        + signature)
                 certificates = [bytes.fromhex(x) for x in g["server"]["certificates"]]
                 hello += bytes([len(certificates)]) + b"".join(
-                    _w16(len(x)) + x for x in certificates) + _w16(len(der)) + der
+                    w16(len(x)) + x for x in certificates) + w16(len(der)) + der
         else:
-            hello = _w16(v) + ss(bytes.fromhex(g["server"]["keyHash"]))
+            hello = w16(v) + ss(bytes.fromhex(g["server"]["keyHash"]))
             if v >= 7:
-                hello += ss(_SPKI["X25519"] + bytes.fromhex(c["clientSessionKey"]))
+                hello += ss(SPKI["X25519"] + bytes.fromhex(c["clientSessionKey"]))
             hello += b"F" if v >= 14 else b""  # not a proxy
             hello += b"0" if v >= 16 else b""  # no client service
         what = "server hello" if t["direction"] == SERVER else "client hello"
         expect(t["what"] == what and t["flags"] == [], t, f"this block is the {what}")
         expect(hello.hex() == t["hello"] == t["content"], t, f"the {what} differs")
-        expect(_pad(hello, BLOCK).hex() == t["block"], t, "a hello is one padded block")
+        expect(pad(hello, BLOCK).hex() == t["block"], t, "a hello is one padded block")
 
     def block(self, t: dict[str, Any]) -> None:
         expect(len(self.hellos.get(t["connection"], [])) == 2, t,
@@ -228,14 +221,14 @@ class _Replay:
         content = b""
         for tx in t["transmissions"]:
             encoded = self.transmission(t, tx)
-            content += _w16(len(encoded)) + encoded
+            content += w16(len(encoded)) + encoded
         content = bytes([len(t["transmissions"])]) + content
         expect(content.hex() == t["content"], t, "the block content differs (TRANS-3)")
         self.named(t)
         key = (t["connection"], t["direction"])
         if self.version < 11:
             expect("chainKey" not in t, t, "a chain key below version 11")
-            expect(_pad(content, BLOCK).hex() == t["block"], t, "the padded block differs")
+            expect(pad(content, BLOCK).hex() == t["block"], t, "the padded block differs")
             return
         chain = self.chains[key]
         step = hkdf("SHA-512", b"", chain, b"SimpleXSbChain", 88)
@@ -247,7 +240,7 @@ class _Replay:
         # block is the padded content, so the block is exactly the seal
         block = bytes.fromhex(t["block"])
         opened = salsa.secretbox_open(salsa.hsalsa20(step[32:64], bytes(16)), step[64:], block)
-        expect(len(block) == BLOCK and opened == _pad(content, BLOCK - 16), t,
+        expect(len(block) == BLOCK and opened == pad(content, BLOCK - 16), t,
                "the encrypted block differs (TRANS-10)")
 
     def named(self, t: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from smpref.vectors.independent.shared import (
     confirmed,
     expect,
     hkdf,
+    pad,
     ss,
     tests,
     unhex,
@@ -214,8 +215,8 @@ def _message_body(t: dict[str, Any]) -> None:
     key = salsa.hsalsa20(shared, bytes(16))
     expect((shared, key) == (unhex(t, "sharedSecret"), unhex(t, "rcvDhSecret")), t,
            "the shared secret or rcvDhSecret differs")
-    padded = len(plaintext).to_bytes(2, "big") + plaintext + b"#" * (16106 - 2 - len(plaintext))
-    expect(salsa.secretbox_open(key, unhex(t, "msgId"), unhex(t, "encBody")) == padded, t,
+    expect(salsa.secretbox_open(key, unhex(t, "msgId"), unhex(t, "encBody"))
+           == pad(plaintext, 16106), t,
            "encBody is not the padded plaintext sealed with rcvDhSecret and the msgId")
 
 

@@ -103,3 +103,18 @@ def check_parsed(vectors: dict[str, Any], field: str,
 
 def ss(data: bytes) -> bytes:
     return bytes([len(data)]) + data
+
+
+def w16(n: int) -> bytes:
+    """A big-endian Word16 (ENC-1)."""
+    return n.to_bytes(2, "big")
+
+
+def pad(content: bytes, size: int) -> bytes:
+    """ENC-1's padding: the Word16 length, the content, then '#' up to ``size``."""
+    return w16(len(content)) + content + b"#" * (size - 2 - len(content))
+
+
+#: the SubjectPublicKeyInfo prefix of each key type a vector carries raw (ENC-5)
+SPKI = {"Ed25519": bytes.fromhex("302a300506032b6570032100"),
+        "X25519": bytes.fromhex("302a300506032b656e032100")}
