@@ -145,6 +145,9 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         self.handles: list[Handle] = []
         self.link_ids: list[bytes] = []  # every LinkId ever used, to read gone links too
         self.stats: Counter[str] = Counter()
+        #: the requirements compared with the oracle in this run: counted once a run
+        #: ("checked <ID>"), so that a test can require every one it claims
+        self.checked: set[str] = set()
         self.trace: list[str] = []
         self.counter = 0
         self.proxy_connection: LoopbackConnection | None = None
@@ -179,6 +182,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         totals = type(self).totals()
         totals.update(self.stats)
         totals["runs"] += 1
+        totals.update("checked " + requirement for requirement in self.checked)
 
     # --- plumbing ----------------------------------------------------------------------------
 
@@ -220,10 +224,13 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             assert (lnk.sender_id, lnk.link_data.enc_fixed, lnk.link_data.enc_user) == (
                 event.sender_id, event.fixed, event.user), f"{where}: LNK of other link data"
             self.stats["links read"] += 1
+            self.checked.add("DEP-5")
         elif isinstance(event, Ids):
             assert reply.tag == "IDS", f"{where} received {shown(reply)}, the spec says IDS"
         else:
             assert shown(reply) == event, f"{where} received {shown(reply)}, the spec says {event}"
+            if event == "SOK" or (isinstance(event, tuple) and event[0] == "DELD"):
+                self.checked.add("DEP-4")  # where deployed answers otherwise than the seed
 
     # --- queues ------------------------------------------------------------------------------
 
@@ -283,6 +290,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             spec.ntf_key = ntf_key.public.raw if ntf_key else None
         self.handles.append(Handle(owned, spec, s, ntf_key=ntf_key,
                                    corr_id=corr if with_link else None))
+        self.checked |= {"DEP-3", "QUEUE-4"}
 
     @precondition(lambda self: len(self._live()) < MAX_QUEUES
                   and not self.stats["rule legacy_queue"])
@@ -360,6 +368,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             new = replace(new, rcv_dh_key=LOW_ORDER)
         self._exchange(f"NEW! {defect}", s, new, b"", signer,
                        self.spec.refused_new(s, defect), corr)
+        self.checked.add("DEP-3")
         carried = sender_id or hashlib.sha3_384(corr).digest()[:24]
         if carried not in in_use:  # nothing was created (DEP-3)
             self._exchange("SEND to a refused NEW", s, self._send_message(), carried, None,
@@ -403,6 +412,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
                        DeployedLSET(link_id=link_id, link_data=DeployedLinkData(
                            enc_fixed=fixed, enc_user=user)),
                        handle.owned.recipient_id, handle.owned.auth_key, expected)
+        self.checked.add("DEP-5")
         if spec.link_id is not None and spec.link_id not in self.link_ids:
             self.link_ids.append(spec.link_id)
         self._read_link_back(spec.link_id, "LSET")
@@ -427,6 +437,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         gone = handle.spec.link_id
         self._exchange("LDEL", handle.owner, DeployedLDEL(), handle.owned.recipient_id,
                        handle.owned.auth_key, self.spec.ldel(handle.spec, handle.owner))
+        self.checked.add("DEP-5")
         self._read_link_back(gone, "LDEL")
 
     def _link(self, link: int, *, gone: bool) -> bytes:
@@ -442,6 +453,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         self._fired("lget")
         link_id, s = self._link(link, gone=gone), s % len(self.sessions)
         self._exchange("LGET", s, DeployedLGET(), link_id, None, self.spec.lget(link_id, s))
+        self.checked.add("DEP-5")
 
     @precondition(lambda self: self.link_ids)
     @rule(link=PICK, s=PICK, key=st.sampled_from(["new", "the sender's", "unauthorized"]),
@@ -461,6 +473,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
                                   authorized=key != "unauthorized")
         self._exchange(f"LKEY {key}", s, DeployedLKEY(sender_key=sender.public), link_id,
                        signer, expected)
+        self.checked.add("DEP-5")
         if handle is not None and not was_secured and handle.spec.sender_key is not None:
             handle.sender_key = sender
             # a second would-be sender comes too late: its key is not the queue's (DEP-5)
@@ -492,6 +505,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             expected = self.spec.secure(handle.spec, s, key.public.raw, by_sender=True)
             self._exchange("SKEY", s, SKEY(sender_key=key.public), handle.owned.sender_id, key,
                            expected)
+        self.checked.add("QUEUE-11")
         if not was_secured and handle.spec.sender_key is not None:
             handle.sender_key = key
             self._send(handle, s, key, f"SEND after {by}")
@@ -530,11 +544,13 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         replies = self._exchange("NKEY", handle.owner,
                                  DeployedNKEY(ntf_auth_key=ntf.public, rcv_ntf_dh_key=dh),
                                  handle.owned.recipient_id, handle.owned.auth_key, expected)
+        self.checked.add("DEP-6")
         if expected.events[handle.owner][-1] != "NID":
             return
         nid = replies[-1].expect(DeployedNID)
         known = self.spec.in_use()
         assert len(nid.notifier_id) == 24 and nid.notifier_id not in known, "NID: an ID in use"
+        self.checked.add("QUEUE-4")
         handle.spec.notifier_id, handle.ntf_key = nid.notifier_id, ntf
         self._nsub(handle, then % 3, right_key=True)
         self.stats["read back NKEY"] += 1
@@ -548,6 +564,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         old = handle.spec.notifier_id
         self._exchange("NDEL", handle.owner, NDEL(), handle.owned.recipient_id,
                        handle.owned.auth_key, self.spec.ndel(handle.spec, handle.owner))
+        self.checked.add("DEP-6")
         if old is not None and handle.ntf_key is not None:
             self._exchange("NSUB after NDEL", 2, NSUB(), old, handle.ntf_key,
                            Expected.one(2, "ERR AUTH"))
@@ -638,6 +655,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
             else:
                 assert isinstance(out.message, ProxyCall) and out.message.command == message, \
                     f"{message.DEF.class_name}: not handed to the transport (DEP-15)"
+        self.checked.add("DEP-15")
 
     # --- private routing: the model as the relay (DEP-14) -----------------------------------
 
@@ -698,6 +716,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         label = f"routed {command} at {version}"
         self._match(label, client, reply, expected.events.pop(client)[0])
         self._others(label, expected)
+        self.checked.add("DEP-14")
         if command in ("LKEY", "SKEY") and not was_secured and spec.sender_key is not None:
             handle.sender_key = key
 
@@ -749,6 +768,7 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         assert (shown(reply), reply.transmission.corr_id) == ("ERR BLOCK", b""), \
             f"a garbled batch inside: {shown(reply)}, the spec says ERR BLOCK"
         self._others("a garbled batch inside", Expected())
+        self.checked.add("DEP-14")
 
     def _proxy(self) -> LoopbackConnection:
         """The proxy's connection to this server: its hello carried a key (DEP-14)."""
@@ -799,8 +819,9 @@ class DeployedLinkMachine(RuleBasedStateMachine):
         rfwd = DeployedRFWD(enc_fwd_transmission=sealed)
         if defect == "no key in the proxy's hello":  # an ordinary connection sends it
             self._exchange("RFWD!", 0, rfwd, b"", None, Expected.one(0, error), rfwd_corr)
-            return
-        replies = proxy.send(rfwd, corr_id=rfwd_corr)
-        assert [shown(r) for r in replies] == [error], \
-            f"RFWD ({defect}): {[shown(r) for r in replies]}, the spec says {error}"
-        self._others(f"RFWD ({defect})", Expected())
+        else:
+            replies = proxy.send(rfwd, corr_id=rfwd_corr)
+            assert [shown(r) for r in replies] == [error], \
+                f"RFWD ({defect}): {[shown(r) for r in replies]}, the spec says {error}"
+            self._others(f"RFWD ({defect})", Expected())
+        self.checked.add("DEP-14")

@@ -147,6 +147,22 @@ class DialectMachine(RuleBasedStateMachine):
         self.raw_refusals = 0
         #: the version each deployed session speaks (None: the newest layouts)
         self.versions: list[int | None] = [None] * SESSIONS
+        #: the requirements compared with the oracle in this run: counted once a run
+        #: ("checked <ID>"), so that a test can require every one it claims
+        self.checked: set[str] = set()
+
+    @classmethod
+    def rule_names(cls) -> list[str]:
+        """The names of the machine's rules, its initializer left out (read from the marker
+        Hypothesis puts on each rule)."""
+        return sorted(name for name in dir(cls) if getattr(
+            getattr(cls, name, None), "hypothesis_stateful_rule", None) is not None)
+
+    def _fired(self, name: str) -> None:
+        self.totals["rule " + name] += 1
+
+    def teardown(self) -> None:
+        self.totals.update("checked " + requirement for requirement in self.checked)
 
     def make_loopback(self, dialect: Dialect) -> Loopback:
         """Both servers draw the same seeded randomness (a hook for campaign observers)."""
@@ -208,6 +224,27 @@ class DialectMachine(RuleBasedStateMachine):
         for s in range(SESSIONS):  # the differential property, stated on its own
             assert [coarse(x) for x in seen[Dialect.SEED].get(s, [])] == \
                 [coarse(x) for x in seen[Dialect.DEPLOYED].get(s, [])], name
+        self.checked |= self.requirements_of(expected)
+
+    def requirements_of(self, expected: Prediction) -> set[str]:
+        """What comparing a step's transmissions with ``expected`` checked: the differential
+        property always (TRANS-11); deployed's own answers where the protocols differ
+        (DEP-4); MSG in deployed's layout (DEP-7), pushed to or after SUB (MSG-2); the quota
+        (MSG-6); and AUTH, for a wrong key or a deleted queue (AUTH-2)."""
+        out = {"TRANS-11"}
+        for s, seen in expected.items():
+            for x in seen:
+                if x.tag in ("SUBSCRIBED", "SUSPENDED", "GONE"):
+                    out.add("DEP-4")
+                elif x.tag == "MSG":
+                    out.add("DEP-7")
+                    if self.oracle.sessions[s].modes.get(x.queue) == "SUB":
+                        out.add("MSG-2")
+                if x.quota or x.tag == "ERR QUOTA":
+                    out.add("MSG-6")
+                elif x.tag == "ERR AUTH":
+                    out.add("AUTH-2")
+        return out
 
     def sync_modes(self) -> None:
         """How each session reads each queue, as its client knows from what it sent."""
@@ -305,6 +342,7 @@ class DialectMachine(RuleBasedStateMachine):
     @rule(s=st.integers(0, SESSIONS - 1), contact=st.booleans(), subscribe=st.booleans(),
           notifier=st.booleans())
     def create(self, s: int, contact: bool, subscribe: bool, notifier: bool) -> None:
+        self._fired("create")
         version = self.versions[s]
         # what the deployed session's NEW cannot say, neither side asks for: below 9 a queue
         # has no mode, served as a contact queue (DEP-3); below 17 no notifier credentials
@@ -372,6 +410,7 @@ class DialectMachine(RuleBasedStateMachine):
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans(),
           key=st.sampled_from(["sender", "other"]))
     def key(self, data: st.DataObject, s: int, right: bool, key: str) -> None:
+        self._fired("key")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         self.recipient(f"key(q={q}, s={s}, right={right}, key={key})", q, s, right_key=right,
                        message=KEY(sender_key=self.keys[key].public),
@@ -381,6 +420,7 @@ class DialectMachine(RuleBasedStateMachine):
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), key=st.sampled_from(["sender",
                                                                               "other"]))
     def skey(self, data: st.DataObject, s: int, key: str) -> None:
+        self._fired("skey")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         expected = self.oracle.skey(s, q, key)
         self.step(f"skey(q={q}, s={s}, key={key})", expected, {
@@ -392,6 +432,7 @@ class DialectMachine(RuleBasedStateMachine):
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1),
           signer=st.sampled_from([None, "sender", "other"]), notify=st.booleans())
     def send(self, data: st.DataObject, s: int, signer: str | None, notify: bool) -> None:
+        self._fired("send")
         self.send_one(data.draw(st.integers(0, len(self.oracle.queues) - 1)), s, signer, notify)
 
     @precondition(has_queue)
@@ -399,6 +440,7 @@ class DialectMachine(RuleBasedStateMachine):
           signer=st.sampled_from([None, "sender"]), count=st.integers(2, 5))
     def send_burst(self, data: st.DataObject, s: int, signer: str | None, count: int) -> None:
         """Several messages to one queue: quotas fill within a short program."""
+        self._fired("send_burst")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         for _ in range(count):
             self.send_one(q, s, signer, notify=False)
@@ -415,6 +457,7 @@ class DialectMachine(RuleBasedStateMachine):
         """A SEND asking for a notification to a queue whose notifier is subscribed (MSG-7),
         NSUB first when nobody is: random steps reach that rarely, since most queues fill to
         their quota first."""
+        self._fired("send_notified")
         q = data.draw(st.sampled_from(self.notifiable()))
         if self.oracle.queues[q].ntf_subscriber is None:
             self.nsub_one(s, q)
@@ -433,6 +476,7 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
     def subscribe(self, data: st.DataObject, s: int, right: bool) -> None:
+        self._fired("subscribe")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         expected = self.oracle.sub(s, q, right)
         self.recipient(f"sub(q={q}, s={s}, right={right})", q, s, right_key=right,
@@ -441,6 +485,7 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
     def get(self, data: st.DataObject, s: int, right: bool) -> None:
+        self._fired("get")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         expected = self.oracle.get(s, q, right)
         self.recipient(f"get(q={q}, s={s}, right={right})", q, s, right_key=right,
@@ -450,6 +495,7 @@ class DialectMachine(RuleBasedStateMachine):
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans(),
           which=st.sampled_from(["delivered", "empty", "other"]))
     def ack(self, data: st.DataObject, s: int, right: bool, which: str) -> None:
+        self._fired("ack")
         self.ack_one(s, data.draw(st.integers(0, len(self.oracle.queues) - 1)), right, which)
 
     def in_flight(self) -> list[tuple[int, int]]:
@@ -462,6 +508,7 @@ class DialectMachine(RuleBasedStateMachine):
     def ack_in_flight(self, data: st.DataObject, which: str) -> None:
         """ACK where a message is in flight: the case random (session, queue) pairs hit
         rarely."""
+        self._fired("ack_in_flight")
         s, q = data.draw(st.sampled_from(self.in_flight()))
         self.ack_one(s, q, True, which)
 
@@ -479,6 +526,7 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
     def suspend(self, data: st.DataObject, s: int, right: bool) -> None:
+        self._fired("suspend")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         self.recipient(f"off(q={q}, s={s}, right={right})", q, s, right_key=right,
                        message=OFF(), expected=self.oracle.off(s, q, right))
@@ -486,6 +534,7 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
     def delete(self, data: st.DataObject, s: int, right: bool) -> None:
+        self._fired("delete")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         self.recipient(f"del(q={q}, s={s}, right={right})", q, s, right_key=right,
                        message=DEL(), expected=self.oracle.delete(s, q, right))
@@ -493,6 +542,7 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1))
     def notifier_subscribe(self, data: st.DataObject, s: int) -> None:
+        self._fired("notifier_subscribe")
         self.nsub_one(s, data.draw(st.integers(0, len(self.oracle.queues) - 1)))
 
     def nsub_one(self, s: int, q: int) -> None:
@@ -506,6 +556,7 @@ class DialectMachine(RuleBasedStateMachine):
 
     @rule(s=st.integers(0, SESSIONS - 1))
     def ping(self, s: int) -> None:
+        self._fired("ping")
         self.step(f"ping(s={s})", {s: [Seen("PONG")]},
                   {side.dialect: (s, PING(), b"", None) for side in self.sides})
 
@@ -515,6 +566,7 @@ class DialectMachine(RuleBasedStateMachine):
         """A transmission that decodes around a command that does not (AUTH-2): an unknown
         tag is ``ERR CMD UNKNOWN``, a known tag with bad fields ``ERR CMD SYNTAX``, on both
         sides and at every version; nothing else happens."""
+        self._fired("undecodable")
         self.trace.append(f"undecodable(s={s}, command={command!r})")
         self.raw_refusals += 1
         for side in self.sides:
@@ -531,6 +583,7 @@ class DialectMachine(RuleBasedStateMachine):
         """Below version 7 a transmission names its session (spec/deployed.md, DEP-11): a
         deployed session receiving one that names another, sorting below or above
         its own, answers ``ERR SESSION`` and does nothing else."""
+        self._fired("another_session")
         s = data.draw(st.sampled_from([i for i, v in enumerate(self.versions)
                                        if v is not None and v < SESSION_IN_TRANSMISSION]))
         self.trace.append(f"another_session(s={s}, lower={lower})")
@@ -554,9 +607,11 @@ class DialectMachine(RuleBasedStateMachine):
         assert got == [Seen(answer)], f"{side.dialect.value} session {s}: {got}, not {answer}"
         pushed = [c.inbox for c in side.connections if c.inbox]
         assert not pushed, f"{side.dialect.value}: raw bytes made the server push {pushed}"
+        self.checked.add("AUTH-2")
 
     @rule(s=st.integers(0, SESSIONS - 1), version=st.sampled_from(VERSIONS))
     def reconnect(self, s: int, version: int | None) -> None:
+        self._fired("reconnect")
         self.trace.append(f"reconnect(s={s}, version={version})")
         self.oracle.close(s)
         self.connect(s, version)
@@ -567,13 +622,34 @@ class DialectMachine(RuleBasedStateMachine):
 
     @rule(days=st.integers(0, 3))
     def tick(self, days: int) -> None:
+        self._fired("tick")
         self.trace.append(f"tick(days={days})")
         for side in self.sides:
             side.loopback.clock.advance(days * DAY)
             side.loopback.expire()
+        kept = sum(len(queue.messages) for queue in self.oracle.queues)
         self.oracle.expire(self.sides[0].loopback.clock.now())
         for side in self.sides:  # expiry sends nothing here (no queue expires by date)
             assert all(not c.inbox for c in side.connections), side.dialect
+            self.stored_as_the_oracle_says(side)
+        if sum(len(queue.messages) for queue in self.oracle.queues) < kept:
+            self.checked |= {"RET-5", "DEP-8"}  # messages expired, on both sides alike
+
+    def stored_as_the_oracle_says(self, side: Side) -> None:
+        """Every queue the oracle holds is on the side's server, with as many messages and
+        quota markers as the oracle's (key records aside): after expiry, RET-5's messages
+        are gone, and a deployed queue is still there (DEP-8)."""
+        store = side.loopback.server.store
+        for q, queue in enumerate(self.oracle.queues):
+            if queue.deleted:
+                continue
+            rid = side.queues[q].owned.recipient_id
+            assert store.get(rid) is not None, f"{side.dialect.value} queue {q} is gone"
+            stored = sum(r.kind in (RecordKind.Message, RecordKind.Quota)
+                         for r in store.records(rid))
+            assert stored == len(queue.messages), (
+                f"{side.dialect.value} queue {q} keeps {stored} messages, the spec says "
+                f"{len(queue.messages)}")
 
 
 def run_seed(seed: int, examples: int = 20, steps: int = 40) -> RunResult:

@@ -80,6 +80,8 @@ class DifferentialLoopback(Loopback):
         self.shadow_random = SeededRandom(b"server" + seed.to_bytes(8, "big"))
         self.shadow = Server(config, MemoryStore(), self.clock, self.shadow_random)
         self.reopened = 0
+        #: how many times the two stores were found to hold the same queues (STORE-18)
+        self.states_compared = 0
 
     def open_journal(self) -> JournalStore:
         # sync=False: fsync matters only for power loss, which no test here simulates.
@@ -125,6 +127,7 @@ class DifferentialLoopback(Loopback):
             differing = sorted(k.hex() for k in journal.keys() ^ memory.keys()) or sorted(
                 k.hex() for k in journal if journal[k] != memory.get(k))
             raise StoresDisagreeError(f"the stores differ in {differing[:3]}")
+        self.states_compared += 1
 
     def reopen(self, *, clean: bool) -> None:
         """Close the journal store (or abandon it, as a crash would) and open it again."""
@@ -152,10 +155,15 @@ class DifferentialMachine(QueueMachine):
         assert isinstance(lb, DifferentialLoopback)
         lb.reopen(clean=clean)
         self._fired("reopen_store")
+        self.stats["store reopened " + ("cleanly" if clean else "after a crash")] += 1
         if not clean:  # every acknowledged change outlived the crash: the stores agree (STORE-7)
             self.checked.add("STORE-7")
         self.trace.append(f"REOPEN clean={clean}")
 
     def teardown(self) -> None:
+        lb = self.lb
+        assert isinstance(lb, DifferentialLoopback)
+        if lb.states_compared:  # the memory store is the journal store's oracle (STORE-18)
+            self.checked.add("STORE-18")
         super().teardown()
         shutil.rmtree(self._tmp, ignore_errors=True)

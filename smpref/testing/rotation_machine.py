@@ -76,6 +76,9 @@ class RotationMachine(RuleBasedStateMachine):
         self.sent: dict[str, list[bytes]] = {name: [] for name in AGENTS}
         self.deleted = False
         self.counts: Counter[str] = Counter()
+        #: the requirements the run checked against the machine's oracle: counted once a run
+        #: ("checked <ID>"), so that a test can require every one it claims
+        self.checked: set[str] = set()
         #: every recipient key each agent has used: how the machine finds its queues on the
         #: servers, including ones it should have deleted
         self.keys: dict[str, set[PublicKey]] = {name: set() for name in AGENTS}
@@ -83,6 +86,15 @@ class RotationMachine(RuleBasedStateMachine):
 
     def agent(self, name: str) -> Agent:
         return self.network.agents[name]
+
+    @classmethod
+    def rule_names(cls) -> list[str]:
+        """The names of the machine's rules (read from the marker Hypothesis puts on each)."""
+        return sorted(name for name in dir(cls) if getattr(
+            getattr(cls, name, None), "hypothesis_stateful_rule", None) is not None)
+
+    def _fired(self, name: str) -> None:
+        self.counts["rule " + name] += 1
 
     def teardown(self) -> None:
         # Steer generation towards the rarest interleaving: a delivery from the new queue
@@ -99,6 +111,7 @@ class RotationMachine(RuleBasedStateMachine):
             for name in AGENTS:  # what the agents did, for the figures: never for verdicts
                 type(self).TOTALS.update(self.agent(name).durable.counts)
             type(self).TOTALS["runs"] += 1
+            type(self).TOTALS.update("checked " + requirement for requirement in self.checked)
             shutil.rmtree(self.root, ignore_errors=True)
 
     # --- rules -------------------------------------------------------------------------------
@@ -116,6 +129,7 @@ class RotationMachine(RuleBasedStateMachine):
     def send(self, sender: str, count: int, now: bool) -> None:
         """The application sends; after the connection is deleted only the other side can,
         and what it sends is never delivered (ROT-13)."""
+        self._fired("send")
         if self.agent(sender).durable.deleted:
             return
         for _ in range(count):
@@ -129,6 +143,7 @@ class RotationMachine(RuleBasedStateMachine):
     @precondition(lambda self: self._unsent())
     @rule(data=st.data(), count=st.integers(1, 4))
     def transmit(self, data: st.DataObject, count: int) -> None:
+        self._fired("transmit")
         sender = data.draw(st.sampled_from(self._unsent()), label="sender")
         for _ in range(count):
             if not self.agent(sender).transmit():
@@ -139,6 +154,7 @@ class RotationMachine(RuleBasedStateMachine):
     def release(self, data: st.DataObject, count: int, crash: int) -> None:
         """Hand over deliveries waiting on one connection, the others staying held; now and
         then the agent crashes after processing one, just before its ACK."""
+        self._fired("release")
         receiver, server = data.draw(st.sampled_from(self._waiting()), label="connection")
         if crash == 0 and not self.deleted:
             self.network.crash_before(receiver, "ACK")
@@ -160,6 +176,7 @@ class RotationMachine(RuleBasedStateMachine):
         """Several steps of progress in one rule, each a delivery released on a connection or
         an envelope transmitted, chosen among what can happen: deep interleavings in few
         rules."""
+        self._fired("pump")
         for _ in range(steps):
             moves = [("release", n, s) for n, s in self._waiting()] + [
                 ("transmit", n, b"") for n in self._unsent()]
@@ -175,6 +192,7 @@ class RotationMachine(RuleBasedStateMachine):
     @precondition(lambda self: not self.deleted)
     @rule(owner=SIDE, server=SERVER)
     def start_rotation(self, owner: str, server: bytes) -> None:
+        self._fired("start_rotation")
         agent = self.agent(owner)
         running = self._rotation_running(owner)
         try:
@@ -182,14 +200,17 @@ class RotationMachine(RuleBasedStateMachine):
         except RotationRefusedError:
             assert running, f"{owner} refused a rotation with none running (ROT-12)"
             self.counts["second rotations refused"] += 1
+            self.checked.add("ROT-12")
             return
         assert not running, f"{owner} started a second rotation while one ran (ROT-12)"
         self.counts["rotations started"] += 1
+        self.checked.add("ROT-12")
 
     @precondition(lambda self: not self.deleted)
     @rule(owner=SIDE, weight=st.integers(0, 3))
     def abort_rotation(self, owner: str, weight: int) -> None:
         """Now and then (so that most rotations run to their end): abort (ROT-11)."""
+        self._fired("abort_rotation")
         if weight:
             return
         agent = self.agent(owner)
@@ -199,9 +220,11 @@ class RotationMachine(RuleBasedStateMachine):
             agent.abort_rotation()
         except RotationRefusedError:
             assert not allowed, f"{owner} refused an abort that ROT-11 allows"
+            self.checked.add("ROT-11")
             return
         assert allowed, f"{owner} aborted a rotation ROT-11 does not let it abort"
         self.counts["aborts accepted"] += 1
+        self.checked.add("ROT-11")
 
     @precondition(lambda self: not self.deleted)
     @rule(kind=st.sampled_from(["restart agent", "restart server", "lose connection",
@@ -210,6 +233,7 @@ class RotationMachine(RuleBasedStateMachine):
     def disrupt(self, kind: str, name: str, server: bytes, weight: int) -> None:
         """Restarts (an agent keeps its durable state; a server its journal store), a lost
         connection, resubscribing, and, rarely, deleting the connection (ROT-13)."""
+        self._fired("disrupt")
         if kind == "restart agent":
             self.network.restart_agent(name)
         elif kind == "restart server":
@@ -241,6 +265,8 @@ class RotationMachine(RuleBasedStateMachine):
             sent = self.sent[sender]
             assert got == sent[:len(got)], (
                 f"{other(sender)} received {_show(got)} but {sender} sent {_show(sent)}")
+            if got:
+                self.checked |= {"ROT-5", "ROT-6"}
 
     def _rotation_running(self, owner: str) -> bool:
         """From the servers: the agent owns two queues while a rotation runs."""
@@ -310,12 +336,26 @@ class RotationMachine(RuleBasedStateMachine):
             deleter = next(n for n in AGENTS if self.agent(n).durable.deleted)
             assert not self._queues_of(deleter), (
                 f"{deleter} deleted the connection but its queues remain (ROT-13)")
+            self.checked.add("ROT-13")
             return
         for server_name, server in self.network.servers.items():
             for rid in server.queue_ids():
                 records = server.store.records(rid)
                 assert not records, (
                     f"{server_name.decode()} still stores {len(records)} records nobody read")
+        self._checked_at_the_end()
+
+    def _checked_at_the_end(self) -> None:
+        """What the end checked, once everything went through: every message delivered in
+        order (ROT-5, ROT-6); when the run rotated, every rotation ended, its QHELLO acted on
+        (ROT-7), its old queue drained and deleted (ROT-2, ROT-9) and every envelope sent on
+        to the new queue (ROT-10); when a delivery was held (ROT-8), that it was let go."""
+        if any(self.sent.values()):
+            self.checked |= {"ROT-5", "ROT-6"}
+        if self.counts["rotations started"]:
+            self.checked |= {"ROT-2", "ROT-7", "ROT-9", "ROT-10"}
+        if any(self.agent(name).durable.counts["held"] for name in AGENTS):
+            self.checked.add("ROT-8")
 
 
 #: what each count shows was exercised: the requirement IDs a run reached (campaign coverage)
