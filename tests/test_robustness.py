@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from reqs import req
 
 from smpref.errors import SmprefError, UriSyntaxError, WireError
-from smpref.testing.strategies import messages
+from smpref.testing.strategies import EDGE_LENGTHS, messages
 from smpref.text.addresses import parse_uri
 from smpref.text.short_links import parse_short_link
 from smpref.wire import (
@@ -42,7 +42,7 @@ def test_arbitrary_bytes_decode_or_raise_wire_errors(data: bytes) -> None:
 
 
 @req("ENC-2", "ENC-10")
-@given(messages(), st.data())
+@given(messages(edges=EDGE_LENGTHS), st.data())
 def test_mutated_encodings_are_rejected_or_canonical(message: Message, data: st.DataObject) -> None:
     encoded = bytearray(message.encode())
     index = data.draw(st.integers(0, len(encoded) - 1))
@@ -85,7 +85,7 @@ def test_arbitrary_json_encodes_or_raises_typed_errors(data: object) -> None:
     assert isinstance(encoded, bytes)
 
 
-@given(messages())
+@given(messages(edges=EDGE_LENGTHS))
 def test_decode_to_json_matches_encode_from_json(message: Message) -> None:
     body = message.encode()
     assert encode_from_json(json.loads(json.dumps(decode_to_json(body, "message")))) == body

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from reqs import req
 
 from smpref.errors import BadValueError, BlockError, CredentialError, WireError
-from smpref.testing.strategies import messages
+from smpref.testing.strategies import EDGE_LENGTHS, MESSAGE_LIMIT, messages, short_strings
 from smpref.wire import (
     BLOCK_SIZE,
     Message,
@@ -22,17 +23,22 @@ from smpref.wire import (
     pad,
     unpad,
 )
+from smpref.wire.messages import SEND, MsgFlags
 
 SIG = b"s" * 64
 AUTHS = st.sampled_from([b"", b"a" * 64, b"b" * 80, b"c" * 114])
 
 
+#: a ShortString of a transmission, at its edges too (0, 1, 255)
+SHORT = short_strings(edges=EDGE_LENGTHS)
+
+
 @st.composite
 def transmissions(draw: st.DrawFn) -> Transmission:
     auth = draw(AUTHS)
-    service = draw(st.none() | st.binary(max_size=64)) if auth else None
-    return Transmission(auth, draw(st.binary(max_size=32)), draw(st.binary(max_size=32)),
-                        draw(messages()).encode(), service)
+    service = draw(st.none() | SHORT) if auth else None
+    command = draw(messages(edges=EDGE_LENGTHS)).encode()
+    return Transmission(auth, draw(SHORT), draw(SHORT), command, service)
 
 
 @req("TRANS-4")
@@ -61,6 +67,16 @@ def test_authorization_length_must_name_a_signature_or_authenticator() -> None:
     with pytest.raises(WireError) as info2:
         Transmission.decode(bytes([64]) + SIG + b"7\x00\x00PING")
     assert info2.value.path == "serviceSignature"
+
+
+@req("TRANS-4", "ENC-1")
+@pytest.mark.parametrize("field", ["corr_id", "entity_id", "service_signature"])
+def test_a_short_string_of_a_transmission_holds_255_bytes_and_not_256(field: str) -> None:
+    signed = Transmission(SIG, b"c", b"e", b"PING")
+    largest = replace(signed, **{field: b"x" * 255})
+    assert Transmission.decode(largest.encode()) == largest
+    with pytest.raises(BadValueError, match="at most 255 bytes"):
+        replace(signed, **{field: b"x" * 256})
 
 
 # (command body, authorization?, entity?, expected ERR or None) per TRANS-7 and LGET's
@@ -148,6 +164,7 @@ def test_block_edge_cases() -> None:
 
 
 @given(st.lists(messages(), min_size=1, max_size=3))
+@example([SEND(flags=MsgFlags(notification=False), body=b"x" * MESSAGE_LIMIT)])  # fits (TRANS-12)
 def test_blocks_of_messages_decode(batch: list[Message]) -> None:
     block = encode_block([Transmission(b"", b"c", b"e", m.encode()).encode() for m in batch])
     decoded = [Transmission.decode(t).command for t in decode_block(block)]

@@ -123,21 +123,50 @@ def test_queue_uri_canonical_round_trip(uri: QueueUri) -> None:
     assert parse_uri(uri.canonical()) == uri
 
 
-B64 = st.one_of(st.binary(min_size=32, max_size=32), st.binary(min_size=1, max_size=24)).map(
-    lambda b: b64u_encode(b, padded=True))
+X25519_SPKI = bytes.fromhex("302a300506032b656e032100")  # the DER before the raw key
+DH_KEY = st.binary(min_size=32, max_size=32).map(
+    lambda raw: b64u_encode(X25519_SPKI + raw, padded=True))
+KEY32 = st.binary(min_size=32, max_size=32).map(lambda raw: b64u_encode(raw, padded=True))
+VERSIONS = st.integers(1, 6).flatmap(
+    lambda low: st.integers(low, 6).map(lambda high: f"{low}-{high}" if high > low else str(low)))
+
+#: URIs the grammar derives, every token a value of its kind. From the grammar's own token
+#: patterns and base64url of 1 to 32 bytes, a key hash was 32 bytes half the time and a query
+#: named v= and dh= hardly ever: a sixth of the URIs parsed (2 of 60 in the rarest of 50 random
+#: runs), none a queue URI. A BASE64URL is now a key hash or sender ID (32 bytes) three times in
+#: four, else an X25519 key (the legacy fragment's dh), and a query's names and values are
+#: those URI-4 reads: a third parse (5 of 60 in the rarest of 100 random runs), still seldom a
+#: queue URI, since the grammar draws names and values apart (queue_uris above covers those).
+GRAMMAR_URIS = from_lark(Lark(grammar_text("smp_uri"), parser="lalr"), explicit={
+    "BASE64URL": st.integers(0, 3).flatmap(lambda i: DH_KEY if i == 3 else KEY32),
+    "HOSTNAME": HOST, "PORT": st.integers(1, 65535).map(str),
+    "IPV6_LITERAL": st.ip_addresses(v=6).map(lambda address: f"[{address}]"),
+    "PARAM_NAME": st.sampled_from(["v", "dh", "q", "k", "srv", "x"]),
+    "PARAM_VALUE": st.one_of(VERSIONS, DH_KEY.map(lambda key: key.replace("=", "%3D")),
+                             st.sampled_from(["m", "c", "s"]),
+                             st.lists(HOST, min_size=1, max_size=2).map("%2C".join))})
 
 
 @req("URI-10")
-@given(from_lark(Lark(grammar_text("smp_uri"), parser="lalr"),
-                 explicit={"BASE64URL": B64, "HOSTNAME": HOST,
-                           "PORT": st.integers(1, 65535).map(str)}))
-def test_grammar_generated_uris_parse_or_fail_cleanly(text: str) -> None:
-    try:
-        value = parse_uri(text)
-    except UriSyntaxError as exc:
-        assert exc.column >= 1
-        return
-    assert parse_uri(value.canonical()) == value
+def test_grammar_generated_uris_parse_or_fail_cleanly() -> None:
+    """Every URI the grammar derives parses, and then prints canonically to the same value, or
+    is refused with a column. A twentieth at least must parse, or the round trip checks next to
+    nothing."""
+    parsed: list[bool] = []
+
+    @given(GRAMMAR_URIS)
+    def parse_or_fail_cleanly(text: str) -> None:
+        try:
+            value = parse_uri(text)
+        except UriSyntaxError as exc:
+            assert exc.column >= 1
+            parsed.append(False)
+            return
+        assert parse_uri(value.canonical()) == value
+        parsed.append(True)
+
+    parse_or_fail_cleanly()
+    assert sum(parsed) >= max(len(parsed) // 20, 1), f"{sum(parsed)} of {len(parsed)} parsed"
 
 
 @req("URI-1")

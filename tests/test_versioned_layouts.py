@@ -14,7 +14,7 @@ from reqs import req
 
 from smpref.errors import BadValueError, WireError
 from smpref.notation import load
-from smpref.testing.strategies import message_strategy
+from smpref.testing.strategies import EDGE_LENGTHS, message_strategy
 from smpref.wire.dialects import Dialect
 from smpref.wire.keys import AUTH_ALGORITHMS, DH_ALGORITHMS, PublicKey
 from smpref.wire.messages import (
@@ -48,7 +48,7 @@ def test_every_deployed_message_round_trips_at_every_version(data: st.DataObject
     version = data.draw(st.sampled_from(DEPLOYED))
     tag = data.draw(st.sampled_from(sorted(SCHEMA.deployed)))
     message = data.draw(message_strategy(tag.decode(), dialect=Dialect.DEPLOYED,
-                                         version=version))
+                                         version=version, edges=EDGE_LENGTHS))
     if version not in message.DEF.versions:  # sent as its older response, if it can be
         if any(getattr(message, f.attr) is not None for f in message.CODEC.fields):
             with pytest.raises(BadValueError, match="cannot carry"):

@@ -4,9 +4,11 @@ Every command, response, record and union of spec/commands.smpn gets a strategy 
 codec, so property tests cover exactly what the spec defines. Sizes of open-ended fields are
 bounded (``max_bytes``) to keep examples quick; a large run can raise the bound.
 
-Drawn freely, a length-prefixed field stays short (in a CI run of the property tests no Large
-field passed 101 bytes), so the lengths where a prefix changes go untried. ``edges`` adds
-lengths that such fields also take (:data:`EDGE_LENGTHS`), each where the field can hold it.
+Drawn freely, a byte field stays short (in a CI run of the property tests no Large field
+passed 101 bytes and no message body 33 bytes), so the lengths where a prefix changes, and a body at
+the message size limit, go untried. ``edges`` adds lengths that such fields also take
+(:data:`EDGE_LENGTHS`), each where the field can hold it. tests/test_strategy_reach.py checks
+that they are reached at the CI profile's number of examples.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from smpref.model.config import ServerConfig
 from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
 from smpref.wire.schema import SCHEMA, MessageCodec
@@ -38,10 +41,18 @@ from smpref.wire.type_codecs import (
 #: default bound on Large, Tail, Sealed and Text sizes in generated values
 DEFAULT_MAX_BYTES = 512
 
-#: lengths at the edges of ShortString and Large (ENC-1): empty, one byte, 255 (the most one
-#: length byte holds), 256 and 257 (the first lengths a Word16 needs its high byte for), and
-#: bodies of 4 KB and 16,000 bytes (four of those still fit one Framed Large of 65,535)
-EDGE_LENGTHS = (0, 1, 255, 256, 257, 4096, 16_000)
+#: the longest SEND body (TRANS-12, spec/commands.smpn), the body a transmission still carries in
+#: one block
+MESSAGE_LIMIT = ServerConfig().max_message_length
+
+#: lengths at the edges of ShortString and Large (ENC-1) and of a message body: empty, one
+#: byte, 255 (the most one length byte holds), 256 and 257 (the first lengths a Word16 needs
+#: its high byte for), 4 KB, a body at the message size limit, and 65,535 (the most a Word16
+#: holds)
+EDGE_LENGTHS = (0, 1, 255, 256, 257, 4096, MESSAGE_LIMIT, 0xFFFF)
+
+#: the codec of a ShortString, for :func:`short_strings`
+SHORT_STRING = BytesCodec("ShortString", prefix=1)
 
 
 def _key(codec: KeyCodec) -> st.SearchStrategy[PublicKey]:
@@ -57,10 +68,19 @@ def strategy_for(codec: Codec, max_bytes: int = DEFAULT_MAX_BYTES, *,
                  edges: tuple[int, ...] = ()) -> st.SearchStrategy[Any]:
     """Return a strategy for the values of ``codec`` (recursive types are handled lazily).
 
-    A ShortString or Large field also takes, half the time, one of the lengths ``edges`` that
-    it can hold (a ShortString up to 255 bytes, a Large up to 65,535), whatever ``max_bytes``.
+    A byte field of open length also takes, half the time, one of the lengths ``edges`` that it
+    can hold, whatever ``max_bytes``: a ShortString up to 255 bytes, a Large up to 65,535, a
+    Tail or Sealed field up to :data:`MESSAGE_LIMIT` (they end a transmission, which fits one
+    block); inside a Framed value, none above :data:`MESSAGE_LIMIT` (four of those, a list's
+    most, still fit its one Large).
     """
     return _strategy(codec, max_bytes, edges)
+
+
+def short_strings(*, edges: tuple[int, ...] = ()) -> st.SearchStrategy[bytes]:
+    """Bytes for a ShortString outside the notation (a transmission's corrId and entity ID),
+    drawn as :func:`strategy_for` draws a ShortString field, ``edges`` included."""
+    return _strategy(SHORT_STRING, DEFAULT_MAX_BYTES, edges)
 
 
 def _filled(length: int) -> st.SearchStrategy[bytes]:
@@ -80,8 +100,8 @@ def _strategy(codec: Codec, max_bytes: int, edges: tuple[int, ...] = ()
         if codec.size is not None:
             return st.binary(min_size=codec.size, max_size=codec.size)
         free = st.binary(max_size=codec.max_len if codec.prefix == 1 else max_bytes)
-        # max_len is None for Tail and Sealed: no prefix, so no edge
-        held = [n for n in edges if codec.max_len is not None and n <= codec.max_len]
+        # max_len is None for Tail and Sealed: no prefix, they run to the transmission's end
+        held = [n for n in edges if n <= (codec.max_len or MESSAGE_LIMIT)]
         return (free | st.sampled_from(held).flatmap(_filled)) if held else free
     if isinstance(codec, TextCodec):
         return st.text(max_size=max_bytes // 4)
@@ -90,7 +110,7 @@ def _strategy(codec: Codec, max_bytes: int, edges: tuple[int, ...] = ()
     if isinstance(codec, MaybeCodec):
         return st.none() | _strategy(codec.inner, max_bytes, edges)
     if isinstance(codec, FramedCodec):
-        return _strategy(codec.inner, max_bytes, edges)
+        return _strategy(codec.inner, max_bytes, tuple(n for n in edges if n <= MESSAGE_LIMIT))
     if isinstance(codec, ListCodec):
         return st.lists(
             _strategy(codec.inner, max_bytes, edges), min_size=int(codec.non_empty), max_size=4
