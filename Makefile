@@ -12,7 +12,7 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 # mkdocs-material prints a banner about its successor on every build; the build is what we check.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: run test lint typecheck unit vectors docs types bench mutate mutate-conformance mutate-fidelity clean
+.PHONY: run test lint typecheck unit vectors docs types bench mutate mutate-conformance mutate-fidelity mutate-citations clean
 
 # The pip that venv brings is enough (pip 22.3 or newer: test_installed uses --python);
 # upgrading it first cost about 7 s of every fresh clone's set-up.
@@ -92,6 +92,11 @@ mutate-conformance: $(VENV)/.installed $(VENV)/.mutate
 # cites (mutation/fidelity.py); about ten minutes, so not part of `test` either.
 mutate-fidelity: $(VENV)/.installed
 	$(PY) mutation/fidelity.py --out reports/fidelity
+
+# Each sampled requirement's deviations, judged by the tests that cite it (mutation/citations.py,
+# issue 44); records tests/citation_kills.json, which the coverage matrix reads. About an hour.
+mutate-citations: $(VENV)/.installed
+	$(PY) mutation/citations.py --out reports/citations --record
 
 clean:
 	rm -rf $(VENV) .site build dist docs/reference/commands.md docs/reference/rules.md docs/reference/coverage.md .hypothesis .mypy_cache .ruff_cache

@@ -152,7 +152,7 @@ def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,  # noqa: PLR
     elif as_json:
         text = json.dumps(matrix.to_json(), indent=2) + "\n"
     else:
-        lines = [f"{r.requirement:<10} tests {len(r.citations['tests']):>3}  vectors "
+        lines = [f"{r.requirement:<10} tests {r.tests_cell():>7}  vectors "
                  f"{len(r.citations['vectors']):>3}  cases {len(r.citations['cases']):>3}  "
                  f"deployed {len(r.citations['deployed']):>3}  "
                  f"rules {len(r.citations['rules']):>3}  model {len(r.citations['model']):>3}  "

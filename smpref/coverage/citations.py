@@ -65,6 +65,32 @@ def test_citations(folder: Path) -> Iterator[Citation]:
                     yield Citation(requirement, "tests", f"{path.name}::{name}")
 
 
+#: the record of `make mutate-citations` (mutation/citations.py) in the tests' folder: for each
+#: requirement it sampled, each citing test's outcome with the requirement's deviations planted
+KILLS_FILE = "citation_kills.json"
+
+
+def kill_record(folder: Path) -> dict[str, dict[str, str]]:
+    """Requirement ID -> {``file::test``: ``killed``, ``survived`` or ``error``} from
+    :data:`KILLS_FILE` in the tests' ``folder`` (empty when there is none).
+
+    Raises:
+        SmprefError: the record is not such a mapping.
+    """
+    path = folder / KILLS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SmprefError(f"{path}: not a kill record: {exc}") from None
+    if not isinstance(data, dict) or not all(
+            isinstance(v, dict) and all(o in ("killed", "survived", "error")
+                                        for o in v.values()) for v in data.values()):
+        raise SmprefError(f"{path}: not a kill record: expected {{ID: {{test: outcome}}}}")
+    return data
+
+
 def vector_citations(folder: Path) -> Iterator[Citation]:
     """The requirements of every test of every vector file in ``folder``, ``file#tcId``."""
     for path in sorted(folder.glob("*.json")):

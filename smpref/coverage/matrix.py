@@ -10,6 +10,7 @@ from smpref.coverage.citations import (
     KINDS,
     Citation,
     case_citations,
+    kill_record,
     model_citations,
     rule_citations,
     test_citations,
@@ -44,6 +45,12 @@ class Row:
     exempt: str = ""
     #: why no conformance case can check this server requirement against a deployed server
     not_conformance: str = ""
+    #: whether `make mutate-citations` sampled this requirement; if so, the citing tests that
+    #: failed with one of its deviations planted (``kills``) and those that passed with every
+    #: one (``survivors``, which ``citations["tests"]`` then leaves out)
+    measured: bool = False
+    kills: list[str] = field(default_factory=list)
+    survivors: list[str] = field(default_factory=list)
 
     @property
     def server(self) -> bool:
@@ -57,7 +64,15 @@ class Row:
     def to_json(self) -> dict[str, object]:
         return {"id": self.requirement, "page": self.page, "text": self.text,
                 **self.citations, "exempt": self.exempt or None,
-                "notConformance": self.not_conformance or None}
+                "notConformance": self.not_conformance or None, "measured": self.measured,
+                "testsThatKill": self.kills, "testsThatSurvive": self.survivors}
+
+    def tests_cell(self) -> str:
+        """The tests column: how many citing tests kill a measured requirement, how many cite
+        one not measured."""
+        if self.measured:
+            return f"{len(self.kills)} kill"
+        return f"{len(self.citations['tests'])} cite" if self.citations["tests"] else "0"
 
 
 @dataclass
@@ -83,6 +98,9 @@ class Matrix:
                            "exempt": sum(bool(r.exempt) for r in self.rows),
                            "gaps": len(self.gaps()),
                            "server": sum(r.server for r in self.rows),
+                           "measured": sum(r.measured for r in self.rows),
+                           "killedByATest": sum(bool(r.kills) for r in self.rows),
+                           "survivingCitations": sum(len(r.survivors) for r in self.rows),
                            "conformanceGaps": len(self.conformance_gaps())}}
 
 
@@ -142,6 +160,8 @@ def build(tests: Path | None, vectors: Path | None, *, runs: int = 4) -> Matrix:
         bucket = rows[citation.requirement].citations[citation.kind]
         if citation.where not in bucket:
             bucket.append(citation.where)
+    if tests is not None:
+        _apply_kills(rows, kill_record(tests))
     for requirement, why in exemptions().items():
         if requirement not in rows:
             raise SmprefError(f"{EXEMPTIONS_PAGE} exempts {requirement}, which is not defined")
@@ -152,6 +172,20 @@ def build(tests: Path | None, vectors: Path | None, *, runs: int = 4) -> Matrix:
                               f"{requirement}, which is not a server requirement")
         rows[requirement].not_conformance = why
     return Matrix(list(rows.values()), sources)
+
+
+def _apply_kills(rows: dict[str, Row], record: dict[str, dict[str, str]]) -> None:
+    """Count, for each requirement the kill record measured, the citing tests that kill it;
+    a citing test that survived no longer counts as a citation."""
+    for requirement, outcomes in record.items():
+        if requirement not in rows:
+            raise SmprefError(f"the kill record measures {requirement}, which is not defined")
+        row = rows[requirement]
+        row.measured = True
+        cited = row.citations["tests"]
+        row.kills = [t for t in cited if outcomes.get(t) == "killed"]
+        row.survivors = [t for t in cited if outcomes.get(t) == "survived"]
+        row.citations["tests"] = [t for t in cited if t not in row.survivors]
 
 
 def markdown(matrix: Matrix) -> str:
@@ -176,6 +210,12 @@ def markdown(matrix: Matrix) -> str:
         "reported the requirement while its state machine ran under fixed seeds; `oracle`",
         "names the state machine that checked the requirement's outcomes there against its",
         "oracle written from the spec (smpref.testing.queue_oracle).", "",
+        "The `tests` column counts tests that fail when the requirement breaks, where that was",
+        "measured: `make mutate-citations` planted the requirement's deviations and ran the",
+        "tests that cite it (`N kill`). Elsewhere it counts the tests that cite the",
+        f"requirement (`N cite`). {counts['measured']} requirements were measured; "
+        f"{counts['killedByATest']} have a test that kills them, and "
+        f"{counts['survivingCitations']} citations survived every deviation.", "",
         "| requirement | tests | vectors | cases | deployed | rules | model | oracle "
         "| cited by (first of each) |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -187,7 +227,8 @@ def markdown(matrix: Matrix) -> str:
             first = (first + "; " if first else "") + f"exempt: {row.exempt}"
         if row.not_conformance:
             first += f"; no deployed case: {row.not_conformance}"
-        counts_of = " | ".join(str(len(row.citations[k])) for k in KINDS if k != "oracle")
+        counts_of = " | ".join(row.tests_cell() if k == "tests" else str(len(row.citations[k]))
+                               for k in KINDS if k != "oracle")
         counts_of += " | " + (", ".join(row.citations["oracle"]) or "-")
         lines.append(f"| {row.requirement} | {counts_of} | {first or '**nothing**'} |")
     return "\n".join(lines) + "\n"

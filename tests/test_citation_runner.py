@@ -1,0 +1,88 @@
+"""`make mutate-citations` (mutation/citations.py, issue 44) keeps a deviation that applies to
+smpref's source for every requirement it samples: an edit whose old text is no longer in the
+installed package exactly once fails here, so the plan cannot rot between runs. The runner
+counts a citing test that fails with a deviation planted as a kill, one that passes as a
+survivor, and its record keeps only the citations the tests still make."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from importlib.metadata import distribution
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = Path(str(distribution("smpref").locate_file("smpref"))).resolve()
+
+
+@pytest.fixture(scope="module")
+def citations() -> Iterator[ModuleType]:
+    sys.path.insert(0, str(REPO / "mutation"))
+    import citations
+
+    yield citations
+    sys.path.remove(str(REPO / "mutation"))
+
+
+def test_every_requirement_deviation_applies_to_the_source(citations: ModuleType) -> None:
+    from fidelity import problems
+
+    planted = citations.deviations()
+    cited = citations.citing_tests()
+    sample = set(planted) & set(cited)
+    assert len(sample) >= 100
+    found = [p for p in problems([], [d.deviation for r in sample for d in planted[r]], PACKAGE)
+             if "no such row" not in p]
+    assert found == []
+    assert all(d.what for r in sample for d in planted[r])
+
+
+def test_a_rule_deviation_drops_exactly_one_refusal_row(citations: ModuleType) -> None:
+    from deviations.requirements import rule_deviations
+
+    from smpref.model.rules import RULES
+
+    dropped = {d.edits[0].new for d in rule_deviations()}
+    refusals = [r for r in RULES if not r.accepts]
+    assert len(dropped) == len(refusals)
+    assert all(d.claim in {q for r in refusals for q in r.requirements}
+               for d in rule_deviations())
+
+
+def test_failed_items_belong_to_the_citation_that_is_their_prefix(
+        citations: ModuleType) -> None:
+    out = ("FAILED tests/test_a.py::test_xy - AssertionError\n"  # not test_x's
+           "FAILED tests/test_a.py::test_x[3-b] - AssertionError: 1 != 2\n"
+           "ERROR tests/test_b.py::Machine::runTest - RuntimeError: boom\n"
+           "FAILED tests/test_c.py::test_w[ERR BLOCKED - x] - AssertionError: spaces\n")
+    cited = ["tests/test_a.py::test_x", "tests/test_b.py::Machine", "tests/test_a.py::test_z",
+             "tests/test_c.py::test_w"]
+    assert citations.failed_citations(out, cited) == {
+        "tests/test_a.py::test_x": "AssertionError: 1 != 2",
+        "tests/test_b.py::Machine": "RuntimeError: boom",
+        "tests/test_c.py::test_w": "AssertionError: spaces"}
+
+
+def test_the_record_keeps_only_citations_the_tests_still_make(
+        citations: ModuleType, tmp_path: Path) -> None:
+    path = tmp_path / "kills.json"
+    path.write_text(json.dumps({"CMD-2": {"test_gone.py::t": "survived"},
+                                "CMD-3": {"test_a.py::t": "killed"}}))
+    verdict = citations.Verdict("MSG-1", 1, {"tests/test_a.py::t": "killed",
+                                             "tests/test_b.py::u": "survived"})
+    citations.record([verdict], {"MSG-1": ["tests/test_a.py::t", "tests/test_b.py::u"],
+                                 "CMD-3": ["tests/test_a.py::t"]}, path)
+    assert json.loads(path.read_text()) == {
+        "CMD-3": {"test_a.py::t": "killed"},
+        "MSG-1": {"test_a.py::t": "killed", "test_b.py::u": "survived"}}
+    assert verdict.survivors == ["tests/test_b.py::u"]
+    # a later run (more deviations) that the test survives does not undo the kill
+    again = citations.Verdict("MSG-1", 1, {"tests/test_a.py::t": "survived",
+                                           "tests/test_b.py::u": "killed"})
+    citations.record([again], {"MSG-1": ["tests/test_a.py::t", "tests/test_b.py::u"]}, path)
+    assert json.loads(path.read_text()) == {
+        "MSG-1": {"test_a.py::t": "killed", "test_b.py::u": "killed"}}
