@@ -43,7 +43,7 @@ def by_hand_envelope(msg_no: int, prev_hash: bytes, message: bytes) -> bytes:
     return struct.pack(">q", msg_no) + prev_hash + b" " + message
 
 
-@req("ROT-1", "DIV-20")
+@req("ROT-1")
 @pytest.mark.parametrize(("message", "expected"), [
     (AgentMessage.M(body=b"hello"), b"M hello"),
     (AgentMessage.QN(address=ADDRESS), b"QN " + by_hand_address()),
@@ -66,7 +66,6 @@ def test_every_agent_message_encodes_as_the_notation_says(message: AgentMessage,
     assert decode_envelope(data) == envelope
 
 
-@req("DIV-20")
 def test_qswitch_and_qready_have_different_tags() -> None:
     qready = bytes(AgentMessage.QR(address=ADDRESS).encode())
     qswitch = bytes(AgentMessage.QS(address=ADDRESS).encode())

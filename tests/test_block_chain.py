@@ -11,7 +11,7 @@ from smpref.errors import BlockError
 from smpref.wire.blocks import BLOCK_SIZE, encode_batch
 
 
-@req("TRANS-10", "TRANS-2")
+@req("TRANS-2")
 def test_server_and_client_chains_interlock() -> None:
     session, client, server = b"s" * 32, b"c" * 32, b"v" * 32
     server_side = chain_keys(session, x25519(server, x25519_public(client)))

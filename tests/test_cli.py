@@ -25,7 +25,7 @@ def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str
                           timeout=60, check=False)
 
 
-@req("SLINK-1", "LINK-2")
+@req("LINK-2")
 def test_link_parse_json_has_the_documented_fields() -> None:
     result = run("link", "parse", f"https://smp8.simplex.im/c/#{KEY}", "--json")
     assert result.returncode == 0, result.stderr

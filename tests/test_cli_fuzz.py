@@ -211,14 +211,14 @@ def test_every_listed_value_and_every_parameter_is_tried() -> None:
         assert {v for p, t, v in cases if parameter(p, t)[1] == what} == set(LISTED[what])
 
 
-@req("SLINK-9", "URI-2")
+@req("SLINK-9")
 @pytest.mark.parametrize(("path", "target", "value"), LISTED_CASES)
 def test_bad_values_end_in_one_line_and_exit_2(scratch: Path, path: tuple[str, ...],
                                                target: str, value: str) -> None:
     ends_in_one_line_and_exit_2(path, target, value.replace(SCRATCH, str(scratch)), scratch)
 
 
-@req("SLINK-9", "URI-2")
+@req("SLINK-9")
 @pytest.mark.parametrize(("path", "target"),
                          [(path, target) for path, target in TARGETS
                           if parameter(path, target)[1] in GENERATED],
@@ -233,7 +233,6 @@ def test_generated_bad_values_end_in_one_line_and_exit_2(
     ends_in_one_line_and_exit_2(path, target, value, scratch)
 
 
-@req("URI-2")
 @pytest.mark.parametrize("args", [
     ["uri", "parse", "--json", "smp://x@"],
     ["link", "parse", "--json", "https://a.org/a#x"],
@@ -248,7 +247,6 @@ def test_json_errors_are_one_object_with_their_location(args: list[str]) -> None
     assert set(error) & {"column", "field", "path", "offset"}, error
 
 
-@req("URI-2", "SLINK-9")
 def test_many_inputs_and_stdin_give_one_json_line_each() -> None:
     good = "smp://LcJUMfVhwD8yxjAiSaDzzGF3-kLG4Uh0Fl_ZIjrRwjI=@a.org"
     result = CliRunner().invoke(main, ["uri", "parse", "--json", "-"],

@@ -432,7 +432,7 @@ async def _unreached(folder: Path, client: Unreached) -> ClientReport:
     return report
 
 
-@req("CLNT-1", "CLNT-2", "CLNT-4", "CLNT-29", "TRANS-9", "TRANS-14", "TRANS-17")
+@req("CLNT-1", "CLNT-2", "CLNT-4", "CLNT-29", "TRANS-14", "TRANS-17")
 def test_a_client_that_never_reaches_smp_is_a_recorded_connection_and_a_fault(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each way of never reaching SMP: the connection is in the report with what was
@@ -681,7 +681,7 @@ DELIBERATE = {"tx.authorization": "carries no authorization", "conv.ack": "ACK o
               "conv.unacknowledged": "not acknowledged when the connection ended"}
 
 
-@req("CLNT-8", "CLNT-9", "CLNT-10", "CLNT-12")
+@req("CLNT-8", "CLNT-10", "CLNT-12")
 def test_a_live_campaign_is_a_client_that_passes_every_check_it_does_not_break_on_purpose(
         tmp_path: Path) -> None:
     """The ``server`` campaign target against a client-check server: its programs are judged

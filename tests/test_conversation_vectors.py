@@ -113,7 +113,6 @@ def test_every_nested_value_is_read(index: int, monkeypatch: pytest.MonkeyPatch)
     assert unread == [], "; ".join("/".join(map(str, p)) for p in unread)
 
 
-@req("TRANS-9", "TRANS-10", "MSG-2")
 @pytest.mark.parametrize("index", [0, 1], ids=["version-18", "version-6"])
 def test_the_blocks_order_is_the_conversation(index: int) -> None:
     """Two blocks of one connection swapped, a block left out, or one repeated: the replay

@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from smpref.coverage.matrix import build, exemptions
+from smpref.errors import SmprefError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,3 +95,44 @@ def test_a_seed_only_case_is_not_a_deployed_case() -> None:
     assert "link.lset-lget" in matrix["LINK-5"].citations["cases"]
     assert "link.lset-lget" not in matrix["LINK-5"].citations["deployed"]
     assert "cred.sub.right-key" in matrix["CMD-16"].citations["deployed"]
+
+
+def test_the_tests_column_counts_tests_that_kill(tmp_path: Path) -> None:
+    """With a kill record beside the tests (mutation/citations.py, issue 44), a measured
+    requirement counts only the citing tests that failed with its deviations planted; a test
+    that survived no longer counts as citing it, and one the record does not know counts for
+    nothing."""
+    import json
+
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_a.py").write_text(
+        "from reqs import req\n\n@req('CMD-17')\ndef test_kills(): ...\n\n"
+        "@req('CMD-17', 'MSG-1')\ndef test_survives(): ...\n\n"
+        "@req('CMD-17')\ndef test_new(): ...\n")
+    plain = {r.requirement: r for r in build(tests, None, runs=0).rows}
+    assert plain["CMD-17"].tests_cell() == "3 cite" and not plain["CMD-17"].measured
+    (tests / "citation_kills.json").write_text(json.dumps({"CMD-17": {
+        "test_a.py::test_kills": "killed", "test_a.py::test_survives": "survived"}}))
+    rows = {r.requirement: r for r in build(tests, None, runs=0).rows}
+    row = rows["CMD-17"]
+    assert row.measured and row.kills == ["test_a.py::test_kills"]
+    assert row.survivors == ["test_a.py::test_survives"]
+    assert row.citations["tests"] == ["test_a.py::test_kills", "test_a.py::test_new"]
+    assert row.tests_cell() == "1 kill"
+    assert rows["MSG-1"].tests_cell() == "1 cite"  # not measured: the citation still counts
+    (tests / "citation_kills.json").write_text('{"CMD-17": {"test_a.py::test_kills": "maybe"}}')
+    with pytest.raises(SmprefError, match="not a kill record"):
+        build(tests, None, runs=0)
+
+
+def test_no_citation_that_survived_its_requirement_is_left() -> None:
+    """Issue 44: a test whose citation survived every deviation of the requirement has the
+    citation removed or is strengthened and measured again, so the committed record holds no
+    surviving citation that the tests still make."""
+    matrix = build(ROOT / "tests", None, runs=0)
+    left = [(r.requirement, t) for r in matrix.rows for t in r.survivors]
+    assert left == []
+    measured = [r for r in matrix.rows if r.measured]
+    assert len(measured) >= 100
+    assert all(r.kills for r in measured if r.citations["tests"])

@@ -130,7 +130,6 @@ def test_the_machine_fails_on_a_planted_bug(plant: str, monkeypatch: pytest.Monk
         run_state_machine_as_test(DeployedLinkMachine, settings=quick)
 
 
-@req("DEP-14")
 def test_a_forwarding_mistake_shared_by_the_relay_and_the_client_fails_the_machine(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The answer's nonce not reversed, in the module the relay seals with and smpref's client

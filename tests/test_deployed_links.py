@@ -4,14 +4,12 @@ smpref.crypto.deployed_links seals what it opens, and refuses what it must."""
 from __future__ import annotations
 
 import pytest
-from reqs import req
 
 from smpref.crypto import deployed_links as links
 from smpref.crypto.primitives import ed25519_public
 from smpref.errors import CryptoError
 
 
-@req("DEP-5")
 def test_a_part_opens_with_its_key_and_root_and_not_otherwise() -> None:
     root, other = bytes(range(32)), bytes(range(1, 33))
     key = links.link_key(b"fixed data")

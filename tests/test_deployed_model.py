@@ -92,7 +92,6 @@ def test_only_seed_queues_expire_by_date() -> None:
     assert deployed_conn.send(GET(), deployed.recipient_id, deployed.auth_key)[0].tag == "OK"
 
 
-@req("DEP-2")
 def test_a_deployed_session_reports_what_its_profile_exercises() -> None:
     rule = ("CMD-17", "MSG-2", "QENC-2", "QENC-4", "LINK-11")
     assert reported(rule, Dialect.SEED) == rule

@@ -154,7 +154,7 @@ def test_get_skey_and_the_sender_securing(tmp_path: Path) -> None:
     run_embedded(tmp_path, scenario)
 
 
-@req("DEP-6", "DEP-3", "DIV-41")
+@req("DEP-6", "DEP-3")
 def test_notifications_with_nkey_and_with_new(tmp_path: Path) -> None:
     async def scenario(address: str) -> None:
         alice, bob, ntf = [await DeployedClient.connect(address) for _ in range(3)]
@@ -333,7 +333,7 @@ def test_the_quota_marker_in_deployed_form(tmp_path: Path) -> None:
     run_embedded(tmp_path, scenario, model=ServerConfig(quota=2))
 
 
-@req("DEP-9", "TRANS-15", "DIV-41")
+@req("DEP-9", "TRANS-15")
 def test_a_bad_batch_gets_err_block_and_the_connection_goes_on(tmp_path: Path) -> None:
     async def scenario(address: str) -> None:
         c = await DeployedClient.connect(address)

@@ -126,7 +126,7 @@ def test_a_queue_link_reads_the_link_id_first_and_the_sender_id_second(
     assert (request.queue_link.link_id, request.queue_link.sender_id) == (link_id, sender_id)
 
 
-@req("DEP-5", "DIV-13")
+@req("DIV-13")
 def test_a_deployed_link_part_is_a_hsalsa_prekeyed_secretbox() -> None:
     """DIV-13 (Crypto/ShortLink.hs:41-53; Crypto/ShortLink.hs:86-98; Crypto.hs:1300-1307;
     Crypto.hs:1466-1480): a part is `nonce || sbEncrypt(key, nonce, pad(data, n))`, where

@@ -117,7 +117,7 @@ def test_a_client_hello_that_announces_a_service_is_refused(tmp_path: Path,
     assert event["error"] == "HANDSHAKE PARSE" and "service" in event["detail"], event
 
 
-@req("DIV-42", "TRANS-8", "TRANS-13")
+@req("DIV-42", "TRANS-8")
 def test_smp_on_the_web_port_keeps_the_one_tls13_suite(tmp_path: Path) -> None:
     """DIV-42: deployed's web port serves SMP to a connection without SNI (Server.hs:210-219,
     Server/CLI.hs:414-427, Transport/Server.hs:258-272) with wider TLS parameters

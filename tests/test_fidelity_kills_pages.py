@@ -57,7 +57,7 @@ def test_word32_and_int64_are_big_endian() -> None:
     assert DeployedMessageBody(0x65A1B2C3, False, b"x").encode() == stamp + b"F x"
 
 
-@req("ENC-1", "ENC-3")
+@req("ENC-1")
 def test_maybe_is_the_characters_0_and_1() -> None:
     """Maybe is '0' (Nothing) or '1' and the value (Encoding.hs): deployed NEW's basicAuth,
     queueReqData and ntfCreds at version 18 are `0`, `1M0` (a messaging queue, no link) and
@@ -101,7 +101,6 @@ def test_decoding_needs_the_end_of_input(wire: bytes) -> None:
 # --- links.md § (§4.6)
 
 
-@req("DEP-5")
 def test_a_short_links_key_and_ids_are_deployeds_derivations() -> None:
     """Shipped short links (Crypto/ShortLink.hs:47-64): linkKey = SHA3-256(fixedData); a contact
     link's (LinkId, key) = split24(HKDF-SHA512("", linkKey, "SimpleXContactLink", 56)); an

@@ -674,7 +674,7 @@ def test_one_id_chosen_twice_in_one_new_is_refused(lb: Loopback) -> None:
     assert create(lb, conn, link=True, sender_id=b"t" * 24, ntf=request).replies[0].tag == "IDS"
 
 
-@req("CMD-10", "QUEUE-10")
+@req("QUEUE-10")
 def test_a_password_sent_to_a_server_without_one_is_ignored(lb: Loopback) -> None:
     """Only a server with a password checks NEW's basicAuth."""
     conn = lb.connect()
@@ -685,7 +685,7 @@ def test_a_password_sent_to_a_server_without_one_is_ignored(lb: Loopback) -> Non
     assert conn.send(new, key=owner.auth_key)[0].tag == "IDS"
 
 
-@req("QUEUE-10", "AUTH-3")
+@req("QUEUE-10")
 @pytest.mark.parametrize("which", ["rcv_dh_key", "rcv_ntf_dh_key"])
 def test_either_low_order_dh_key_refuses_new(lb: Loopback, which: str) -> None:
     from smpref.wire import KeyAlgorithm, PublicKey

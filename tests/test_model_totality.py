@@ -56,7 +56,7 @@ def sound(lb: Loopback) -> None:
 AUTHS = st.sampled_from(["none", "garbage64", "garbage80", "owner"])
 
 
-@req("TRANS-7", "AUTH-2", "ENC-7", "CMD-2")
+@req("ENC-7")
 @given(script=st.lists(st.integers(0, 5), max_size=8), raw=st.none() | st.binary(max_size=200),
        message=messages(kind="command"), entity=st.sampled_from(["none", "random", "rid",
                                                                   "sid"]), auth=AUTHS)

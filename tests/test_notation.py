@@ -46,12 +46,15 @@ def test_command_and_response_tags_are_disjoint_and_commands_name_responses() ->
         assert set(m.responds) <= responses, m.tag
 
 
-@req("CMD-10", "CMD-11", "CMD-12")
+@req("CMD-10", "CMD-11")
 def test_new_has_the_seed_004_fields_in_deployed_order() -> None:
     new = load().messages["NEW"]
     assert [f.name for f in new.fields] == [
         "rcvAuthKey", "rcvDhKey", "basicAuth", "subMode", "queueRequest", "ntfRequest"]
     assert (new.party, new.entity, new.auth) == ("creator", "none", "required")
+    # CMD-12: the notifier request carries the notifier ID and the two keys, in this order
+    assert [f.name for f in load().records["NtfRequest"].fields] == [
+        "notifierId", "ntfAuthKey", "rcvNtfDhKey"]
 
 
 @req("LINK-6", "LINK-8")

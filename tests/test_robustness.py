@@ -28,7 +28,7 @@ from smpref.wire.json_forms import decode_to_json, encode_from_json
 TAGS = [b"NEW ", b"IDS ", b"ERR ", b"LGET ", b"SEND ", b"MSG ", b"KEY ", b"COUNT ", b"ACK "]
 
 
-@req("ENC-2", "ENC-7")
+@req("ENC-7")
 @given(st.binary(max_size=300) | st.builds(lambda t, b: t + b, st.sampled_from(TAGS),
                                            st.binary(max_size=300)))
 def test_arbitrary_bytes_decode_or_raise_wire_errors(data: bytes) -> None:
@@ -41,7 +41,7 @@ def test_arbitrary_bytes_decode_or_raise_wire_errors(data: bytes) -> None:
                                      "CMD HAS_AUTH", "CMD NO_ENTITY"}
 
 
-@req("ENC-2", "ENC-10")
+@req("ENC-10")
 @given(messages(edges=EDGE_LENGTHS), st.data())
 def test_mutated_encodings_are_rejected_or_canonical(message: Message, data: st.DataObject) -> None:
     encoded = bytearray(message.encode())
@@ -54,7 +54,7 @@ def test_mutated_encodings_are_rejected_or_canonical(message: Message, data: st.
     assert decoded.encode() == bytes(encoded)
 
 
-@req("SLINK-9", "URI-5")
+@req("SLINK-9")
 @given(st.text(max_size=120) | st.builds(lambda a, b: a + b,
                                           st.sampled_from(["https://", "smp://", "https://h/c#/"]),
                                           st.text(max_size=100)))

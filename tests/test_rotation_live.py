@@ -34,7 +34,7 @@ def pump(agents: list[tuple[Agent, LivePort]], until: Callable[[], bool]) -> Non
         time.sleep(0.02)
 
 
-@req("ROT-2", "ROT-8", "ROT-9", "ROT-10")
+@req("ROT-2", "ROT-9")
 def test_a_rotation_between_two_serve_processes(tmp_path: Path) -> None:
     with ServeProcess(tmp_path / "one") as one, ServeProcess(tmp_path / "two") as two:
         s1, s2 = one.address.encode(), two.address.encode()

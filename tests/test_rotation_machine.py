@@ -68,8 +68,7 @@ def depth_run() -> Counter[str]:
 
 
 @pytest.mark.heavy
-@req("ROT-2", "ROT-5", "ROT-6", "ROT-7", "ROT-8", "ROT-9", "ROT-10", "ROT-11", "ROT-12",
-     "ROT-13")
+@req("ROT-2", "ROT-5", "ROT-6", "ROT-7", "ROT-8", "ROT-9", "ROT-10", "ROT-11", "ROT-12")
 def test_the_seed_flow_keeps_every_message_under_the_machine(
         request: pytest.FixtureRequest) -> None:
     missing = shortfalls(depth_run(), FLOORS, claimed(request),
@@ -80,7 +79,6 @@ def test_the_seed_flow_keeps_every_message_under_the_machine(
 FIND = settings(SIZE, max_examples=300, phases=[Phase.generate], report_multiple_bugs=False)
 
 
-@req("DIV-33")
 def test_the_machine_finds_the_flaw_of_seed_002_as_written() -> None:
     with pytest.raises(AssertionError, match=r"never ended|received"):
         run(Profile.SEED_AS_WRITTEN, FIND)
@@ -105,7 +103,6 @@ def replay(profile: Profile, *rotations: str) -> RotationMachine:
     return machine
 
 
-@req("ROT-7", "DIV-33")
 def test_minimal_trace_seed_as_written_loses_a_qready() -> None:
     """Both sides rotate to s1. Alice's QHELLO is number 4 and reaches Bob before Alice's
     QREADY, number 3, which Bob then drops as a duplicate: Bob never sends QHELLO, and his
@@ -115,7 +112,7 @@ def test_minimal_trace_seed_as_written_loses_a_qready() -> None:
         machine.teardown()
 
 
-@req("ROT-7")
+@req("ROT-7", "DIV-33")
 def test_the_same_trace_under_the_seed_flow_ends() -> None:
     replay(Profile.SEED, "b", "a").teardown()
     replay(Profile.SEED, "a", "b").teardown()
@@ -137,7 +134,7 @@ def _aad_without_kind(_kind: object, seq: int) -> bytes:
     return b"SimpleXQueueRatchet" + seq.to_bytes(8, "big", signed=True)
 
 
-@req("QENC-6", "QENC-8")
+@req("QENC-8")
 def test_a_mistake_shared_by_the_servers_and_the_agents_fails_the_machine(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The agents open every record with smpref's client, which shares the mistake; the

@@ -113,7 +113,7 @@ def record(lb: Loopback) -> list[str]:
     return taken
 
 
-@req("AUTH-2", "MSG-1", "QUEUE-11")
+@req("MSG-1", "QUEUE-11")
 def test_the_model_reports_each_rule_it_takes() -> None:
     lb = Loopback(seed=3)
     taken = record(lb)

@@ -254,7 +254,7 @@ def test_slow_client_is_served(live: ThreadedServer) -> None:
     asyncio.run(main())
 
 
-@req("CMD-10", "QUEUE-3", "QUEUE-4")
+@req("QUEUE-3", "QUEUE-4")
 def test_flood_of_new(live: ThreadedServer) -> None:
     async def main() -> None:
         ctx = Context(live.address, True, 1000)

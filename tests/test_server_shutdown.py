@@ -11,7 +11,6 @@ import signal
 import time
 from pathlib import Path
 
-from reqs import req
 from servers import ServeProcess
 
 from smpref.conform.context import Context
@@ -24,7 +23,6 @@ def wait_exit(server: ServeProcess, bound: float) -> tuple[int, float]:
     return code, time.monotonic() - began
 
 
-@req("TRANS-16", "STORE-21")
 def test_a_store_removed_under_a_running_server_still_stops(tmp_path: Path) -> None:
     folder = tmp_path / "server"
     with ServeProcess(folder) as server:
@@ -61,7 +59,6 @@ def hang_the_disk(server: ServeProcess, folder: Path) -> None:
     asyncio.run(create_with_link())
 
 
-@req("TRANS-16")
 def test_a_stop_stuck_on_the_disk_gives_up_within_its_bound(tmp_path: Path) -> None:
     folder = tmp_path / "server"
     with ServeProcess(folder, "--drain-timeout", "1") as server:
@@ -73,7 +70,6 @@ def test_a_stop_stuck_on_the_disk_gives_up_within_its_bound(tmp_path: Path) -> N
         assert any("engine did not stop" in str(e.get("error")) for e in server.events())
 
 
-@req("TRANS-16")
 def test_a_second_signal_ends_a_stuck_stop_at_once(tmp_path: Path) -> None:
     folder = tmp_path / "server"
     with ServeProcess(folder) as server:  # the default drain: 10 s, then 20 s more

@@ -148,7 +148,7 @@ def app_form(link: ShortLink) -> str:
     return text
 
 
-@req("SLINK-12", "SLINK-11")
+@req("SLINK-12")
 @given(short_links())
 def test_the_app_form_the_pages_hand_out_parses_to_the_same_link(link: ShortLink) -> None:
     assert parse_short_link(app_form(link)) == link

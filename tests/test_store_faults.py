@@ -297,7 +297,7 @@ SHARDS = 4
 
 
 @pytest.mark.heavy
-@req("STORE-7", "STORE-9", "STORE-13", "STORE-14", "STORE-4", "DIV-31")
+@req("STORE-7", "STORE-13", "STORE-14", "STORE-4", "DIV-31")
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_every_cut_of_every_operation_recovers(shard: int, scratch: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
@@ -351,7 +351,7 @@ def _kind(step: Any) -> str:
     return step.kind
 
 
-@req("STORE-14", "DIV-31", "STORE-9")
+@req("STORE-14")
 def test_every_cut_of_the_compaction_at_opening_recovers(scratch: Path) -> None:
     """The scenario compacts at every commit, so its logs are one line when a queue opens. A
     server's logs have many: opening compacts them (STORE-14). Cut at every step and line

@@ -256,7 +256,6 @@ def test_the_blob_total_is_recounted_after_an_unclean_start(tmp_path: Path) -> N
     assert [ln.value["clean"] for ln in lines] == ["1"]
 
 
-@req("STORE-10")
 def test_durable_mode_runs_the_same(tmp_path: Path) -> None:
     lb = Loopback(seed=2)
     lb.store = lb.server.store = JournalStore(tmp_path / "s", clock=lb.clock, sync=True)

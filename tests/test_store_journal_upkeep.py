@@ -670,7 +670,7 @@ def test_closing_commits_what_was_not_committed(tmp_path: Path) -> None:
     assert store.get(q.rid) == replace(queue, updated_at=queue.updated_at + 3)
 
 
-@req("STORE-2", "STORE-13")
+@req("STORE-13")
 def test_an_emptied_queue_commits_no_journal_and_zero_counters(tmp_path: Path) -> None:
     lb = journal_lb(tmp_path / "s")
     conn = lb.connect()
@@ -769,7 +769,7 @@ def test_opening_removes_a_journal_the_state_does_not_name(tmp_path: Path) -> No
     assert [p.name for p in folder.glob("messages.*.log")] == [named.name]
 
 
-@req("STORE-11", "STORE-4")
+@req("STORE-11")
 def test_a_committed_digest_of_bytes_that_are_no_blob_is_an_error(tmp_path: Path) -> None:
     """blob.data matches the digest in queue_rec.log but is not a LinkBlob: corruption no
     crash makes, named, never a blob made up."""

@@ -69,7 +69,7 @@ def test_authorization_length_must_name_a_signature_or_authenticator() -> None:
     assert info2.value.path == "serviceSignature"
 
 
-@req("TRANS-4", "ENC-1")
+@req("TRANS-4")
 @pytest.mark.parametrize("field", ["corr_id", "entity_id", "service_signature"])
 def test_a_short_string_of_a_transmission_holds_255_bytes_and_not_256(field: str) -> None:
     signed = Transmission(SIG, b"c", b"e", b"PING")

@@ -49,7 +49,7 @@ ACCEPTED = [
 ]
 
 
-@req("URI-1", "URI-3", "URI-4", "URI-5", "URI-6", "URI-7", "URI-8")
+@req("URI-1", "URI-4", "URI-5", "URI-6", "URI-7", "URI-8")
 @pytest.mark.parametrize(("text", "canonical"), ACCEPTED)
 def test_accepted_and_canonical(text: str, canonical: str) -> None:
     value = parse_uri(text)

@@ -91,8 +91,8 @@ def test_signing_round_trip_with_a_throwaway_key() -> None:
 
 
 @pytest.mark.heavy
-@req("LINK-1", "LINK-2", "LINK-3", "LINK-4", "LINK-9", "LINK-10", "QENC-2", "QENC-4",
-     "QENC-8", "TRANS-6", "TRANS-10", "ENC-10", "SLINK-10")
+@req("LINK-1", "LINK-2", "LINK-3", "LINK-4", "LINK-9", "QENC-2", "QENC-4", "QENC-8", "TRANS-6",
+     "TRANS-10", "ENC-10", "SLINK-10")
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_independent_checks_detect_every_changed_value(name: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:

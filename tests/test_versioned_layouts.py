@@ -42,7 +42,6 @@ def test_the_notation_declares_new_and_ids_by_version() -> None:
     assert defs.deployed["SOK"].older == "OK" and defs.deployed["DELD"].older == "END"
 
 
-@req("DEP-12")
 @given(data=st.data())
 def test_every_deployed_message_round_trips_at_every_version(data: st.DataObject) -> None:
     version = data.draw(st.sampled_from(DEPLOYED))

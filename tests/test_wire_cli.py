@@ -323,7 +323,7 @@ BAD = [
 ]
 
 
-@req("DEP-12", "TRANS-11")
+@req("DEP-12")
 @pytest.mark.parametrize(("args", "pattern"), BAD, ids=[f"bad{i}" for i in range(len(BAD))])
 def test_bad_input_is_one_line_naming_what_and_where(args: tuple[str, ...],
                                                      pattern: str) -> None:

@@ -85,7 +85,7 @@ def test_one_byte_over_either_prefix_is_refused_before_anything_is_written() -> 
         ACK(msg_id=pattern(256)).encode()
 
 
-@req("ENC-1", "ENC-4")
+@req("ENC-4")
 def test_a_large_field_of_a_message_holds_65535_bytes_and_not_one_more() -> None:
     """The field's codec, not only the primitive: deployed LSET's link data parts are Large."""
     def lset(length: int) -> DeployedLSET:
