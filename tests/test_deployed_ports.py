@@ -210,7 +210,7 @@ def test_the_cli_offers_the_algorithms_the_credentials_make() -> None:
         assert option.default == SIGN_ALGORITHMS[0]
 
 
-@req("MSG-2", "MSG-8")
+@req("MSG-2", "MSG-8", "TRANS-16")
 def test_end_and_deld_wait_for_the_pending_events_tick_and_come_newest_first(
         tmp_path: Path) -> None:
     """Deployed keeps END and DELD for a connection in pendingEvents, newest first, and sends

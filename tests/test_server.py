@@ -199,6 +199,7 @@ def test_sigterm_style_stop_flushes_answers_and_keeps_messages(tmp_path: Path) -
     asyncio.run(main())
 
 
+@req("TRANS-16")
 def test_max_connections_refuses_the_extra_one(tmp_path: Path) -> None:
     async def main() -> None:
         async with embedded(tmp_path, max_connections=2) as server:
@@ -240,6 +241,7 @@ def test_handshake_and_inactive_timeouts_close_the_connection(tmp_path: Path) ->
     asyncio.run(main())
 
 
+@req("TRANS-16")
 def test_token_bucket_delays_instead_of_dropping(monkeypatch: pytest.MonkeyPatch) -> None:
     from smpref.serve import listener as server_module
 
@@ -267,6 +269,7 @@ def test_token_bucket_delays_instead_of_dropping(monkeypatch: pytest.MonkeyPatch
     assert len(slept) == 1
 
 
+@req("TRANS-16")
 def test_a_subscriber_that_does_not_read_is_cut_and_loses_nothing(tmp_path: Path) -> None:
     """Events pushed to a session that stopped reading back up until its outbox passes
     max_pending; then that session is closed. The messages stay queued (MSG-9)."""

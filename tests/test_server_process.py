@@ -87,7 +87,7 @@ async def _drain_all(address: str, queue: Queue) -> list[bytes]:
     return bodies
 
 
-@req("MSG-9", "STORE-7")
+@req("MSG-9", "STORE-7", "TRANS-16")
 @pytest.mark.parametrize("stop", ["SIGKILL", "SIGTERM"])
 def test_no_acknowledged_message_is_lost_when_the_server_is_stopped_mid_run(
         tmp_path: Path, stop: str) -> None:

@@ -11,6 +11,7 @@ import signal
 import time
 from pathlib import Path
 
+from reqs import req
 from servers import ServeProcess
 
 from smpref.conform.context import Context
@@ -23,6 +24,7 @@ def wait_exit(server: ServeProcess, bound: float) -> tuple[int, float]:
     return code, time.monotonic() - began
 
 
+@req("TRANS-16")
 def test_a_store_removed_under_a_running_server_still_stops(tmp_path: Path) -> None:
     folder = tmp_path / "server"
     with ServeProcess(folder) as server:
