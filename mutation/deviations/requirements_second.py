@@ -237,7 +237,7 @@ DEVIATIONS: list[Deviation] = [
           "                self._write_usage(clean=False, rewrite=True)\n"
           "            except StoreError as exc:\n"
           "                self._report(f\"usage.log was not rewritten: {exc}\")\n\n"),
-    plant("STORE-12 STORE-19", "a queue's blob change counts in the committed total before its "
+    plant("STORE-12 STORE-19 QUEUE-9", "a queue's blob change counts in the committed total before its "
           "commit point, so a change that fails is counted", _JOURNAL,
           "        queue = entry.current\n        assert queue is not None\n"
           "        old_ids = _stored_ids(entry.stored)",
@@ -630,6 +630,10 @@ DEVIATIONS: list[Deviation] = [
     plant("RET-2", "the contact period defaults to 365 days",
           "smpref/model/config.py",
           "    contact_days: int = 1095\n", "    contact_days: int = 365\n"),
+    plant("RET-2", "a contact queue expires after the unsecured-invitation period",
+          _RETENTION,
+          "        return age > server.config.contact_days\n",
+          "        return age > server.config.unsecured_invitation_days\n"),
     plant("RET-3", "a contact queue expires on the last day of its period",
           _RETENTION,
           "        return age > server.config.contact_days\n",
@@ -646,21 +650,45 @@ DEVIATIONS: list[Deviation] = [
           _RETENTION,
           "        if record.msg_id in in_flight:\n            break\n",
           "        if record.msg_id in in_flight:\n            pass\n"),
-    plant("RET-5", "message expiry goes past a quota marker",
+    plant("RET-5", "message expiry removes an old quota marker like a message",
           _RETENTION,
           "        if record.kind is RecordKind.Quota or record.timestamp >= cutoff:\n",
-          "        if record.kind is RecordKind.Quota:\n"
-          "            continue\n"
           "        if record.timestamp >= cutoff:\n"),
+    plant("RET-5", "message expiry stops at a key record instead of stepping over it",
+          _RETENTION,
+          "        if record.kind in (RecordKind.Initial, RecordKind.Update):\n            continue\n",
+          "        if record.kind in (RecordKind.Initial, RecordKind.Update):\n            break\n"),
+    plant("RET-5", "messages of a queue not updated for two message periods are left to "
+          "expire (deployed's skip of very old queues)", _RETENTION,
+          "    if server.config.message_ttl_seconds:\n",
+          "    if server.config.message_ttl_seconds and (today + 1) * 86400 - "
+          "queue.updated_at * 86400 <= 2 * server.config.message_ttl_seconds:\n"),
     plant("RET-6", "an expired queue is removed from the store without DEL's END to its "
           "subscriber", _RETENTION,
           "        return server.delete_queue(queue, except_session=None)\n",
           "        server.store.delete(queue.recipient_id)\n        return []\n"),
+    plant("RET-6", "expiry drops an expired queue's blob and keeps the queue",
+          _RETENTION,
+          "        return server.delete_queue(queue, except_session=None)\n",
+          "        server.store.put(replace(queue, link=None))\n        return []\n"),
     plant("RET-7", "a queue the store cannot read ends the slice", _RETENTION,
           "            server.store_errors.append(str(exc))\n",
           "            server.store_errors.append(str(exc))\n            break\n"),
     plant("RET-7", "the next slice resumes after the first queue of this one, not the last",
           _RETENTION, "        state.cursor = rids[-1]\n", "        state.cursor = rids[0]\n"),
+    plant("RET-7", "every slice ends its phase, a full one too", _RETENTION,
+          "    if len(rids) == limit:\n", "    if len(rids) > limit:\n"),
+    plant("RET-7", "a slice handles 255 queues by default", "smpref/model/server.py",
+          "    def sweep(self, limit: int = 256)", "    def sweep(self, limit: int = 255)"),
+    plant("RET-7", "a scan that ends above the high water mark ends the cycle; relief waits "
+          "for the next one", _RETENTION,
+          "            server.store.blob_bytes() - config.blob_bytes_low_water)\n"
+          "        return out, False\n",
+          "            server.store.blob_bytes() - config.blob_bytes_low_water)\n"
+          "        return out, True\n"),
+    plant("RET-7", "a queue the store cannot read is skipped without a report", _RETENTION,
+          "            server.store_errors.append(str(exc))\n",
+          "            pass\n"),
     # --- the server-side ratchet (spec/queue-encryption.md) ---------------------------------
     plant("QENC-5", "the mirror decrypts a Message with the next chain key and keeps the "
           "message key as the chain key", _RATCHET,
@@ -679,6 +707,35 @@ DEVIATIONS: list[Deviation] = [
     plant("QENC-8", "the mirror accepts an Initial record numbered other than 0", _RATCHET,
           "        if record.seq != 0:\n            raise RatchetError(\"missing-key-record\",\n",
           "        if record.seq < 0:\n            raise RatchetError(\"missing-key-record\",\n"),
+    plant("QENC-8", "the mirror does not step its chain over lost messages", _RATCHET,
+          "        for _ in range(skipped):  # lost Message records: step over, keep none of "
+          "their keys\n            key = _steps(key)[1]\n",
+          "        for _ in range(0):  # lost Message records: step over, keep none of their keys\n"
+          "            key = _steps(key)[1]\n"),
+    plant("QENC-8", "a quota marker beyond the next number moves the mirror's next number",
+          _RATCHET,
+          "            return Received(kind, seq, None, RecordVerdict.VALID)\n",
+          "            self.next_seq = seq\n"
+          "            return Received(kind, seq, None, RecordVerdict.VALID)\n"),
+    plant("QENC-8", "a quota marker is a replay only when its number is negative", _RATCHET,
+          "        if kind is RecordKind.Quota:\n            if seq < self.next_seq:\n",
+          "        if kind is RecordKind.Quota:\n            if seq < 0:\n"),
+    plant("QENC-8", "a key record sealed for an earlier number than its own is accepted",
+          _RATCHET,
+          "        if secret.seq != record.seq:\n", "        if secret.seq > record.seq:\n"),
+    plant("QENC-8", "the mirror answers not-initialised before it checks for a replay",
+          _RATCHET,
+          "        if seq < self.next_seq:\n            raise RatchetError(\"replay\", "
+          "f\"record {seq} was already received \"\n",
+          "        if kind is not RecordKind.Initial and self.key is None:\n"
+          "            raise RatchetError(\"not-initialised\", \"no Initial record was received\")\n"
+          "        if seq < self.next_seq:\n            raise RatchetError(\"replay\", "
+          "f\"record {seq} was already received \"\n"),
+    plant("QENC-8", "the independent check of ratchet.json does not compare the key after "
+          "the record", "smpref/vectors/independent/check_ratchet.py",
+          "        expect(mirror.key == unhex(t, \"keyAfter\"), t, \"the ratchet key after it "
+          "differs\")\n",
+          ""),
     plant("QENC-9", "message expiry removes Update records too", _RETENTION,
           "        if record.kind in (RecordKind.Initial, RecordKind.Update):\n",
           "        if record.kind is RecordKind.Initial:\n"),
@@ -716,12 +773,30 @@ DEVIATIONS: list[Deviation] = [
           _RETENTION,
           "    if not gain or server.store.blob_bytes() <= server.config.blob_bytes_low_water:\n",
           "    if not gain or server.store.blob_bytes() < server.config.blob_bytes_low_water:\n"),
+    plant("QUEUE-9", "the relief plan takes the most recently updated day first",
+          "smpref/model/server_state.py",
+          "        days = sorted(self.optional_by_day)\n",
+          "        days = sorted(self.optional_by_day, reverse=True)\n"),
+    plant("QUEUE-9", "relief spares the queues of the cutoff day", _RETENTION,
+          "    if queue.updated_at > state.cutoff_day:\n",
+          "    if queue.updated_at >= state.cutoff_day:\n"),
+    plant("QUEUE-9", "relief takes one more queue of the cutoff day once its budget is "
+          "exactly spent", _RETENTION,
+          "        if state.cutoff_budget <= 0:\n", "        if state.cutoff_budget < 0:\n"),
+    plant("QUEUE-9", "a blob of a mandatory part and one optional part has nothing to drop",
+          _RETENTION,
+          "    if queue.link is None or len(queue.link.blob.parts) == 1:\n",
+          "    if queue.link is None or len(queue.link.blob.parts) <= 2:\n"),
     # --- transport (spec/transport.md) ------------------------------------------------------
     plant("TRANS-2", "a block is 16383 bytes (on both sides)", "smpref/wire/blocks.py",
           "BLOCK_SIZE: Final = 16384\n", "BLOCK_SIZE: Final = 16383\n"),
     plant("TRANS-2", "an unencrypted block shorter than 16384 bytes is read",
           "smpref/wire/blocks.py",
           "    if len(block) != BLOCK_SIZE:\n", "    if len(block) > BLOCK_SIZE:\n"),
+    plant("TRANS-2", "a stream reads blocks of 16383 bytes (writes stay 16384)",
+          "smpref/transport/streams.py",
+          "            block = await self.reader.readexactly(BLOCK_SIZE)\n",
+          "            block = await self.reader.readexactly(BLOCK_SIZE - 1)\n"),
     plant("TRANS-3", "bytes after the last transmission of a batch are ignored",
           "smpref/wire/blocks.py",
           "        r.finish()\n    except BlockError:\n", "    except BlockError:\n"),
@@ -732,6 +807,9 @@ DEVIATIONS: list[Deviation] = [
     plant("TRANS-3", "a batch with count 0 is read as empty", "smpref/wire/blocks.py",
           "        if count == 0:\n            raise BlockError(",
           "        if count < 0:\n            raise BlockError("),
+    plant("TRANS-3", "the batch count is a Word16 (on both sides)", "smpref/wire/blocks.py",
+          "    w.list_count(len(transmissions))\n", "    w.word16(len(transmissions))\n",
+          ("smpref/wire/blocks.py", "        count = r.byte()\n", "        count = r.word16()\n")),
     plant("TRANS-4", "the transmission lays out entityId before corrId (on both sides)",
           "smpref/wire/transmission.py",
           "        w.short_string(self.corr_id)\n        w.short_string(self.entity_id)\n"
@@ -747,6 +825,11 @@ DEVIATIONS: list[Deviation] = [
           "version, not in the current layout", "smpref/wire/transmission.py",
           "                if (version is None or version >= SERVICES) and r.maybe():\n",
           "                if version is not None and version >= SERVICES and r.maybe():\n"),
+    plant("TRANS-4", "a transmission that does not decode gets no answer", "smpref/model/server.py",
+          "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
+          "            return [self._error(session_id, b\"\", b\"\", \"BLOCK\")]\n",
+          "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
+          "            return []\n"),
     plant("TRANS-5", "an Ed448 signature is taken to be 112 bytes",
           "smpref/wire/transmission.py",
           "AUTH_LENGTHS: Final = {64: \"Ed25519 signature\", 114: \"Ed448 signature\", "
@@ -776,13 +859,29 @@ DEVIATIONS: list[Deviation] = [
           "                    return \"bad block\"",
           "                if connection.dialect in (Dialect.SEED, Dialect.DEPLOYED):\n"
           "                    return \"bad block\""),
-    plant("TRANS-15", "a seed connection answers a bad batch in an unencrypted block with "
-          "ERR BLOCK and stays open", "smpref/serve/listener.py",
+    plant("TRANS-15", "a seed connection answers a bad block with ERR BLOCK and stays open, "
+          "as deployed does", "smpref/serve/listener.py",
           "                if connection.dialect is Dialect.SEED:\n"
           "                    return \"bad block\"",
-          "                if connection.dialect is Dialect.SEED and "
-          "stream.framing.encrypted:\n"
+          "                if connection.dialect is Dialect.SEED and connection.version is not "
+          "None:\n"
           "                    return \"bad block\""),
+    plant("TRANS-15", "a transmission that does not decode ends the connection (the model "
+          "raises instead of answering ERR BLOCK)", "smpref/model/server.py",
+          "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
+          "            return [self._error(session_id, b\"\", b\"\", \"BLOCK\")]\n",
+          "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
+          "            raise\n"),
+    plant("TRANS-15", "a refused client hello leaves the connection open", "smpref/serve/listener.py",
+          "                                       exc.detail))\n"
+          "            await stream.close()\n"
+          "            self._watch_closed(number, None, f\"handshake: {exc.error}\")\n",
+          "                                       exc.detail))\n"
+          "            self._watch_closed(number, None, f\"handshake: {exc.error}\")\n"),
+    plant("TRANS-15 TRANS-3", "the conformance check of a bad block takes only a closed connection, "
+          "from a deployed server too", "smpref/conform/cases/malformed.py",
+          "    if ctx.extended and outcome != \"closed\":\n",
+          "    if outcome != \"closed\":\n"),
     plant("TRANS-17", "a refused key hash names the expected hash but not the one sent",
           "smpref/transport/handshake.py",
           "    reason = (f\"TRANS-9: the client's key hash {_b64(sent)} is not this server's \"\n",
@@ -798,11 +897,22 @@ DEVIATIONS: list[Deviation] = [
           "                **(self.offer.describe() if self.offer else {\"offer\": "
           "\"unreadable\"})}\n",
           "        return {\"by\": self.by, \"alert\": self.alert, \"cause\": self.cause}\n"),
+    plant("TRANS-17", "a TLS refusal for want of a shared ALPN token is not named as such",
+          "smpref/transport/tls.py",
+          "    if offer.alpn is not None and not set(offer.alpn) & set(alpn):\n",
+          "    if offer.alpn is not None and not set(offer.alpn) & set(alpn) and not alpn:\n"),
+    plant("TRANS-17", "a handshake the client abandons without an alert is not reported",
+          "smpref/transport/tls.py",
+          "                    offers.unfinished(sslobj, exc)\n", "                    pass\n"),
     # --- service signatures (spec/authorization.md) -----------------------------------------
     plant("AUTH-4", "a seed server answers a service signature ERR AUTH",
           "smpref/model/server.py",
           "            return [self._error(session_id, tx.corr_id, tx.entity_id, \"SERVICE\")]\n",
           "            return [self._error(session_id, tx.corr_id, tx.entity_id, \"AUTH\")]\n"),
+    plant("AUTH-4", "a deployed session's service signature on a queue it finds is "
+          "answered ERR AUTH", "smpref/model/server.py",
+          "    return \"AUTH\" if names_queue and step.queue is None else \"SERVICE\"\n",
+          "    return \"AUTH\" if names_queue else \"SERVICE\"\n"),
     plant("AUTH-4", "a seed server refuses a service signature early only without an "
           "entity; otherwise deployed's order applies (AUTH for a queue it does not find)",
           "smpref/model/server.py",
