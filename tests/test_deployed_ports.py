@@ -58,7 +58,7 @@ def key_of(cert: bytes) -> object:
     return x509.load_der_x509_certificate(cert).public_key()
 
 
-@req("TRANS-13", "TRANS-17", "CLNT-2", "DIV-42")
+@req("TRANS-13", "CLNT-2", "DIV-42")
 def test_the_smp_port_serves_smp_whatever_the_sni(tmp_path: Path) -> None:
     """Server.hs:219: a port without web credentials runs SMP on every connection."""
     async def main() -> None:

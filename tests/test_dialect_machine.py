@@ -173,7 +173,6 @@ def _aad_without_kind(_kind: object, seq: int) -> bytes:
     return b"SimpleXQueueRatchet" + seq.to_bytes(8, "big", signed=True)
 
 
-@req("QENC-8")
 def test_a_mistake_shared_by_server_and_client_fails_the_machine(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """smpref's seed client opens what its server seals with the same module, so it shares

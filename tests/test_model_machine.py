@@ -303,7 +303,7 @@ SHARED_MISTAKES: dict[str, tuple[Callable[[pytest.MonkeyPatch], None], str]] = {
 }
 
 
-@req("QENC-8", "LINK-9")
+@req("LINK-9")
 @pytest.mark.parametrize("mistake", sorted(SHARED_MISTAKES))
 def test_a_planted_mistake_shared_by_the_server_and_the_client_fails_the_machine(
         mistake: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -471,7 +471,7 @@ def test_off_count_last_flag_and_del(lb: Loopback) -> None:
 # --- authorization ---------------------------------------------------------------------------
 
 
-@req("AUTH-1", "AUTH-2", "TRANS-6")
+@req("AUTH-1", "AUTH-2")
 def test_x25519_authenticators_work_for_recipients(lb: Loopback) -> None:
     conn = lb.connect()
     q = create(lb, conn, auth=AuthKeyPair.x25519(lb.client_random))
@@ -821,7 +821,7 @@ def test_relief_takes_a_single_optional_part_too(make_lb: Callable[..., Loopback
     assert _optional_parts_left(lb, q) == 0 and lb.store.blob_bytes() == 300
 
 
-@req("QUEUE-9", "RET-7")
+@req("QUEUE-9")
 @pytest.mark.parametrize("low_water", [1300, 898])
 def test_relief_stops_at_the_low_water_mark_even_where_its_plan_says_more(
         low_water: int) -> None:

@@ -134,7 +134,6 @@ def _aad_without_kind(_kind: object, seq: int) -> bytes:
     return b"SimpleXQueueRatchet" + seq.to_bytes(8, "big", signed=True)
 
 
-@req("QENC-8")
 def test_a_mistake_shared_by_the_servers_and_the_agents_fails_the_machine(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The agents open every record with smpref's client, which shares the mistake; the

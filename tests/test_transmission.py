@@ -136,19 +136,22 @@ def test_pad_is_length_content_and_hashes() -> None:
         unpad(b"\x00\x09abc")
     with pytest.raises(BlockError):
         unpad(b"\x00")
+    # An unencrypted block is the content padded to 16384 bytes (TRANS-2), written out here.
+    assert pad(b"abc") == b"\x00\x03abc" + b"#" * (16384 - 5)
 
 
 @req("TRANS-2", "TRANS-3")
 @given(st.lists(st.binary(max_size=5000), min_size=1, max_size=12))
+@example([b"x" * 16377, b""])  # 16379 + 2 bytes with prefixes: exactly a padded block's 16381
 def test_batching_packs_in_order_into_full_size_blocks(items: list[bytes]) -> None:
     blocks = batch_transmissions(items)
-    assert all(len(b) == BLOCK_SIZE for b in blocks)
+    assert all(len(b) == 16384 for b in blocks)
     assert [t for b in blocks for t in decode_block(b)] == items
     # Greedy packing: the first transmission of each block did not fit in the block before.
     contents = [decode_block(b) for b in blocks]
     for before, after in itertools.pairwise(contents):
         used = sum(2 + len(t) for t in before)
-        assert used + 2 + len(after[0]) > BLOCK_SIZE - 3 or len(before) == 255
+        assert used + 2 + len(after[0]) > 16381 or len(before) == 255
 
 
 @req("TRANS-3")
