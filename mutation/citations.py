@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -149,8 +151,11 @@ class Verdict:
 def judge(requirement: str, planted: list[Planted], cited: list[str],
           timeout: float) -> Verdict:
     """Plant each deviation of ``requirement`` in turn and run the citing tests that have not
-    failed yet."""
-    from fidelity import PlanError, _env, apply
+    failed yet. When the run takes more than ``timeout`` seconds, each of those tests runs
+    alone under the same deviation: one that still takes too long has hung, which fails a run
+    as surely as an assertion (CI stops it), and is a kill; the others are judged by their own
+    runs, not left as survivors of a run that another test stopped."""
+    from fidelity import PlanError, apply
     from run import work_copy
 
     verdict = Verdict(requirement, len(planted), dict.fromkeys(cited, "survived"))
@@ -166,18 +171,8 @@ def judge(requirement: str, planted: list[Planted], cited: list[str],
             except PlanError as exc:
                 verdict.errors.append(f"{one.what}: {exc}")
                 continue
-            try:
-                done = subprocess.run([sys.executable, "-m", "pytest", *PYTEST_OPTIONS, *left],
-                                      cwd=work, env=_env(work), capture_output=True, text=True,
-                                      check=False, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                verdict.errors.append(f"{one.what}: the tests took more than {timeout:.0f} s")
-                continue
-        if done.returncode not in (0, 1):
-            verdict.errors.append(f"{one.what}: pytest exited {done.returncode}: "
-                                  + (done.stdout + done.stderr).strip()[-300:])
-            continue
-        for test, message in failed_citations(done.stdout, left).items():
+            failed = _failed_under(one.what, left, work, timeout, verdict.errors)
+        for test, message in failed.items():
             verdict.tests[test] = "killed"
             verdict.killed_by[test] = f"{one.what}: {message}"
     if verdict.errors and all(o == "survived" for o in verdict.tests.values()):
@@ -185,6 +180,34 @@ def judge(requirement: str, planted: list[Planted], cited: list[str],
             verdict.tests[test] = "error"
     verdict.seconds = round(time.monotonic() - started, 1)
     return verdict
+
+
+def _failed_under(what: str, tests: list[str], work: Path, timeout: float,
+                  errors: list[str]) -> dict[str, str]:
+    """The ``tests`` that fail in the planted copy ``work``, each with its first failure line;
+    a run that cannot collect adds to ``errors`` and fails none. A run over ``timeout`` is
+    split into one run per test; a single test over it has hung."""
+    from fidelity import _env
+
+    # a session of its own, so that a timeout stops the servers a hung test started as well
+    with subprocess.Popen([sys.executable, "-m", "pytest", *PYTEST_OPTIONS, *tests], cwd=work,
+                          env=_env(work), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, start_new_session=True) as run:
+        try:
+            output, _ = run.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate()
+            if len(tests) == 1:
+                return {tests[0]: f"hung: the test took more than {timeout:.0f} s alone"}
+            failed: dict[str, str] = {}
+            for test in tests:
+                failed.update(_failed_under(what, [test], work, timeout, errors))
+            return failed
+    if run.returncode not in (0, 1):
+        errors.append(f"{what}: pytest exited {run.returncode}: " + output.strip()[-300:])
+        return {}
+    return failed_citations(output, tests)
 
 
 def report(verdicts: list[Verdict], cited: dict[str, list[str]], out: Path,

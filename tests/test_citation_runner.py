@@ -86,3 +86,22 @@ def test_the_record_keeps_only_citations_the_tests_still_make(
     citations.record([again], {"MSG-1": ["tests/test_a.py::t", "tests/test_b.py::u"]}, path)
     assert json.loads(path.read_text()) == {
         "MSG-1": {"test_a.py::t": "killed", "test_b.py::u": "killed"}}
+
+
+def test_a_hung_test_is_a_kill_and_does_not_leave_the_others_unjudged(
+        citations: ModuleType, tmp_path: Path) -> None:
+    """A run that one hung test stops is split into a run per test: the hung one is killed
+    (CI stops a run that hangs), the failing one is killed by its own failure and the passing
+    one survives, instead of all three being left as survivors of the stopped run."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_toy.py").write_text(
+        "import threading\n\n"
+        "def test_hangs():\n    threading.Event().wait()\n\n"
+        "def test_fails():\n    assert 1 == 2\n\n"
+        "def test_passes():\n    pass\n")
+    toy = [f"tests/test_toy.py::{name}" for name in ("test_hangs", "test_fails", "test_passes")]
+    errors: list[str] = []
+    failed = citations._failed_under("toy", toy, tmp_path, 5.0, errors)
+    assert errors == []
+    assert failed == {"tests/test_toy.py::test_hangs": "hung: the test took more than 5 s alone",
+                      "tests/test_toy.py::test_fails": "assert 1 == 2"}
