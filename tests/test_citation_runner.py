@@ -7,25 +7,19 @@ survivor, and its record keeps only the citations the tests still make."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from importlib.metadata import distribution
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from mutation_modules import mutation_module
 
-REPO = Path(__file__).resolve().parent.parent
 PACKAGE = Path(str(distribution("smpref").locate_file("smpref"))).resolve()
 
 
 @pytest.fixture(scope="module")
-def citations() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(REPO / "mutation"))
-    import citations
-
-    yield citations
-    sys.path.remove(str(REPO / "mutation"))
+def citations() -> ModuleType:
+    return mutation_module("citations")
 
 
 def test_every_requirement_deviation_applies_to_the_source(citations: ModuleType) -> None:

@@ -6,27 +6,21 @@ survived, and refuses an edit that does not compile rather than count the crash 
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from importlib.metadata import distribution
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from mutation_modules import mutation_module
 
-REPO = Path(__file__).resolve().parent.parent
 #: what the runner mutates: the installed wheel, whose package data (smpref/_data/spec/...) a
 #: deviation may edit as well
 PACKAGE = Path(str(distribution("smpref").locate_file("smpref"))).resolve()
 
 
 @pytest.fixture(scope="module")
-def fidelity() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(REPO / "mutation"))
-    import fidelity
-
-    yield fidelity
-    sys.path.remove(str(REPO / "mutation"))
+def fidelity() -> ModuleType:
+    return mutation_module("fidelity")
 
 
 def test_every_row_has_a_deviation_whose_edits_apply_to_the_source(fidelity: ModuleType) -> None:

@@ -3,25 +3,20 @@ equivalent mutant, how it counts, and that docs/testing.md lists every equivalen
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from mutation_modules import mutation_module
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def runner() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mutation_run", REPO / "mutation" / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return mutation_module("run")
 
 
 def diff(before: str, after: str, context: str = "    x = 1") -> str:
@@ -237,12 +232,7 @@ def test_spawn():
 
 @pytest.fixture(scope="module")
 def judge() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mutation_judge",
-                                                  REPO / "mutation" / "judge.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return mutation_module("judge")
 
 
 def toy_env(where: Path) -> dict[str, str]:

@@ -11,9 +11,9 @@ functions. The listener's scope (``IN_SCOPE``) must name functions that exist.
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
 from pathlib import Path
+
+from mutation_modules import mutation_module
 
 from smpref.model import effects, rules
 from smpref.notation import load
@@ -21,16 +21,7 @@ from smpref.notation import load
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _mutation_run():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("mutation_run", REPO / "mutation" / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mutation_run"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-RUN = _mutation_run()
+RUN = mutation_module("run")
 
 
 def _seed_only_command(command: str) -> bool:
