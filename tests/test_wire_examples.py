@@ -130,7 +130,8 @@ BASE_COMMANDS = [
 ]
 
 
-@req("CMD-13", "CMD-15", "CMD-16", "CMD-17", "CMD-18", "CMD-19", "CMD-20", "CMD-21", "CMD-22", "CMD-23", "CMD-31")
+@req("CMD-13", "CMD-15", "CMD-16", "CMD-17", "CMD-18", "CMD-19", "CMD-20", "CMD-21", "CMD-22",
+     "CMD-23", "CMD-31")
 @pytest.mark.parametrize(("wire", "tag"), BASE_COMMANDS)
 def test_deployed_base_layouts_decode_and_re_encode_identically(wire: bytes, tag: str) -> None:
     message = decode_message(wire)
