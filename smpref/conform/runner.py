@@ -162,8 +162,8 @@ async def run(address: str | None, cases: list[Case], *, timeout: float = 10.0,
 async def run_embedded(cases: list[Case], versions: list[int | None], *,
                        timeout: float = 10.0, case_timeout: float = 120.0,
                        progress: Callable[[Result, int, int], None] | None = None,
-                       stop_on_fail: bool = False, events_interval: float = 0.0
-                       ) -> list[Report]:
+                       stop_on_fail: bool = False, events_interval: float = 0.0,
+                       shuffle: int | None = None) -> list[Report]:
     """Run ``cases`` once per entry of ``versions`` against one embedded server.
 
     One server and one port answer every run, so a run at a deployed version and a run at
@@ -171,11 +171,14 @@ async def run_embedded(cases: list[Case], versions: list[int | None], *,
     report times its own run. An entry of None takes what the server offers. With
     ``stop_on_fail``, a run ends at its first failing case (a judge that needs one failure).
     ``events_interval`` is how long the server gathers END and DELD for other connections
-    before it sends them (deployed: 15 s; 0, the default: at once).
+    before it sends them (deployed: 15 s; 0, the default: at once). With ``shuffle``, each
+    run takes the cases in its own order, drawn from that seed: every case then runs after
+    a different set of cases at each version, and after its own runs at the versions before.
     """
     from smpref.serve.listener import ServeConfig, SmpServer
 
     reports: list[Report] = []
+    order = random.Random(shuffle)
     with tempfile.TemporaryDirectory(prefix="smpref-conform-") as folder:
         # A password, so that the server-password case runs too (CMD-10, QUEUE-10); the
         # address carries it, as for any server that requires one.
@@ -186,7 +189,9 @@ async def run_embedded(cases: list[Case], versions: list[int | None], *,
         try:
             for version in versions:
                 started = time.perf_counter()
-                report = await run_against(server.address, server, cases,
+                run = rounds(cases, 1, order.randrange(1 << 32)) if shuffle is not None \
+                    else cases
+                report = await run_against(server.address, server, run,
                                            timeout=timeout, case_timeout=case_timeout,
                                            progress=progress, version=version,
                                            stop_on_fail=stop_on_fail)
