@@ -29,7 +29,7 @@ can be judged before it is committed (docs/testing.md, "Mutation testing").
 Writes, under ``--out`` (default reports/mutation): ``<target>.<module>.<shard>.sqlite``
 (cosmic-ray's sessions: each module is cut into ``--jobs`` shards that run side by side),
 ``summary.json`` (kill rate per module and per target) and ``survivors.md`` (every surviving
-mutant with its diff). Prints the kill rate per module. docs/testing.md explains each survivor.
+mutant with its diff). Prints the kill rate per module; survivors.md lists each survivor.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class Equivalent(NamedTuple):
     after: str = ""
 
 
-#: every known equivalent survivor; docs/testing.md lists them
+#: every known equivalent survivor; docs/mutation-equivalents.md lists them
 EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
     ("*", "ReplaceTrueWithFalse", "@dataclass(frozen=True, slots=True)",
      "frozen and slots only forbid misuse: no code assigns to these objects or adds attributes"),
@@ -261,7 +261,8 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
 #: mutants no deployed server's answer can tell from the original: they change what a seed
 #: design's queue does, or what smpref does where deployed differs by design, on a line a
 #: deployed session also runs. Counted as equivalent by the conformance targets only (the
-#: model's own targets judge them by the seed design's machines); docs/testing.md lists them
+#: model's own targets judge them by the seed design's machines);
+#: docs/mutation-equivalents.md lists them
 _SEED_RATCHET = ("the seed design's ratchet (QENC): a deployed queue has none, and its records "
                  "are the bodies as sent whatever its ratchet state (DEP-7)")
 _NO_LAST = ("a deployed MSG has no last flag: seal_record's deployed layout does not carry it "
@@ -370,8 +371,8 @@ DEPLOYED_EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry
 
 
 def equivalents_table(entries: tuple[Equivalent, ...] | None = None) -> str:
-    """The markdown table of :data:`EQUIVALENT` (or ``entries``) that docs/testing.md shows
-    (a test keeps the two the same)."""
+    """The markdown table of :data:`EQUIVALENT` (or ``entries``) that
+    docs/mutation-equivalents.md shows (a test keeps the two the same)."""
     rows = ["| module | operator | mutated line | why it is equivalent |", "|---|---|---|---|"]
     for e in EQUIVALENT if entries is None else entries:
         where = f"`{e.piece}`" + (f" after `{e.after}`" if e.after else "")
@@ -937,7 +938,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run the known equivalent mutants too (default: counted as "
                              "equivalent without running)")
     parser.add_argument("--equivalents-table", action="store_true",
-                        help="print the table of known equivalent mutants for docs/testing.md")
+                        help="print the tables of known equivalent mutants for "
+                             "docs/mutation-equivalents.md")
     return parser
 
 

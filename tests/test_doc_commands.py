@@ -12,8 +12,8 @@ the machines themselves run at depth in their own tests).
 
 A ``campaign run`` line runs in this process, through the same command-line entry point, in
 the test session's SparkSession (a campaign uses a session that is already running): as a new
-process each one started its own JVM, about 13 CPU seconds of Spark's warm-up for a campaign
-of 3 (bench/README.md, "The suite"). The command itself is the same; the console script
+process each one started its own JVM and paid Spark's warm-up (bench/README.md, "The suite",
+gives the figures). The command itself is the same; the console script
 runs every other line, and the planted-bug campaigns of tests/test_campaign.py.
 """
 

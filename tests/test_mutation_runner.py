@@ -1,5 +1,6 @@
 """`make mutate`'s runner (mutation/run.py), without running cosmic-ray: how it recognises an
-equivalent mutant, how it counts, and that docs/testing.md lists every equivalent it knows."""
+equivalent mutant, how it counts, and that docs/mutation-equivalents.md lists every equivalent
+it knows."""
 
 from __future__ import annotations
 
@@ -24,13 +25,13 @@ def diff(before: str, after: str, context: str = "    x = 1") -> str:
 
 
 def test_docs_list_every_known_equivalent(runner: ModuleType) -> None:
-    docs = (REPO / "docs" / "testing.md").read_text()
+    docs = (REPO / "docs" / "mutation-equivalents.md").read_text()
     assert runner.equivalents_table() in docs, (
-        "docs/testing.md's table of equivalent mutants is not `python mutation/run.py "
-        "--equivalents-table`")
+        "docs/mutation-equivalents.md's table of equivalent mutants is not `python "
+        "mutation/run.py --equivalents-table`")
     assert runner.equivalents_table(runner.DEPLOYED_EQUIVALENT) in docs, (
-        "docs/testing.md's table of the conformance targets' equivalents is not the second "
-        "table of `python mutation/run.py --equivalents-table`")
+        "docs/mutation-equivalents.md's table of the conformance targets' equivalents is not "
+        "the second table of `python mutation/run.py --equivalents-table`")
 
 
 def test_a_deployed_equivalent_counts_only_for_the_conformance_targets(
