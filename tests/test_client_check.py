@@ -30,10 +30,12 @@ from reqs import req
 
 import smpref.clientcheck.judge as judge_module
 from smpref.client.connection import SmpClient
+from smpref.clientcheck.case_run import CaseState
 from smpref.clientcheck.catalogue import CASES, CHECKS, catalogue_page
 from smpref.clientcheck.grading import ClientReport, junit_xml
+from smpref.clientcheck.server_cases import CROSSING
 from smpref.clientcheck.session import CheckConfig, ClientCheck
-from smpref.clientcheck.situations import CROSSING
+from smpref.clientcheck.verdicts import Verdict
 from smpref.serve.listener import ServeConfig
 from smpref.serve.watcher import Watcher
 from smpref.spec.requirements import requirement_texts
@@ -54,8 +56,9 @@ def _settled(check: ClientCheck, patience: float | None) -> bool:
     ``patience``, started that many seconds ago: a faulty client's case may wait forever)."""
     runs = check.runner.runs if check.runner is not None else []
     now = time.monotonic()
-    return all(r.state == "decided" or (r.state == "started" and r.case.number in (2, 3))
-               or (patience is not None and r.state in ("started", "closed")
+    return all(r.state is CaseState.DECIDED
+               or (r.state is CaseState.STARTED and r.case.number in (2, 3))
+               or (patience is not None and r.state in (CaseState.STARTED, CaseState.CLOSED)
                    and now - r.started > patience) for r in runs)
 
 
@@ -86,8 +89,9 @@ async def grade(folder: Path, make: Callable[[str], PoliteClient],
 
 
 def verdicts(report: ClientReport) -> dict[str, str]:
-    out = {c.check.id: c.verdict for c in report.checks}
-    out.update({f"case.{r.case.number}": r.verdict for r in report.cases})
+    """Every check's and case's verdict, as the reports print it."""
+    out = {c.check.id: c.verdict.value for c in report.checks}
+    out.update({f"case.{r.case.number}": r.verdict.value for r in report.cases})
     return out
 
 
@@ -117,7 +121,7 @@ def test_smprefs_own_client_passes_every_check_and_case_at_every_version(tmp_pat
         assert report.faults() == [], (version, report.faults())
         assert "non-strict" not in got.values(), (version, got)
         assert {r.case.number: r.verdict for r in report.cases} == \
-            {c.number: "pass" for c in CASES}, (version, [(r.case.number, r.detail)
+            {c.number: Verdict.PASS for c in CASES}, (version, [(r.case.number, r.detail)
                                                           for r in report.cases])
         exercised = {k for k, v in got.items() if v == "pass"}
         assert {"tls.sni", "hello.sent", "hello.key-hash", "tx.authorization",
@@ -211,7 +215,8 @@ def test_each_case_fails_the_client_that_gets_it_wrong(tmp_path: Path) -> None:
         number = CASE_FAULTS[fault]
         assert report.faults() == [f"case.{number}"], (fault, report.faults())
         run = report.cases[0]
-        assert run.verdict == "fail" and run.detail.startswith(run.case.requirements[0]), fault
+        assert run.verdict is Verdict.FAIL, fault
+        assert run.detail.startswith(run.case.requirements[0]), fault
 
 
 #: correct clients the review found accused: each must pass the case (or, where the server
@@ -243,7 +248,7 @@ def test_a_correct_client_is_not_accused(tmp_path: Path) -> None:
     for name, report in reports.items():
         verdict = CORRECT[name][2]
         assert report.faults() == [], (name, report.faults(), report.cases[0].detail)
-        assert report.cases[0].verdict == verdict, (name, report.cases[0].detail)
+        assert report.cases[0].verdict.value == verdict, (name, report.cases[0].detail)
 
 
 # --- every other check, on one session of a client that gets each wrong once --------------
@@ -711,7 +716,8 @@ def test_a_live_campaign_is_a_client_that_passes_every_check_it_does_not_break_o
     loop.call_soon_threadsafe(loop.stop)
     thread.join(10)
     assert all(r.verdict == "pass" for r in runs), [r.message for r in runs]
-    broken = {c.check.id for c in report.checks if c.verdict in ("fail", "non-strict")}
+    broken = {c.check.id for c in report.checks
+              if c.verdict in (Verdict.FAIL, Verdict.NON_STRICT)}
     assert broken <= set(DELIBERATE), broken
     for result in report.checks:
         for finding in result.failures:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from fidelity import Deviation, plant
 
 JUDGE = "smpref/clientcheck/judge.py"
-CASES = "smpref/clientcheck/situations.py"
+CASES = "smpref/clientcheck/server_cases.py"
+RUNNER = "smpref/clientcheck/situations.py"
 CATALOGUE = "smpref/clientcheck/catalogue.py"
 HANDSHAKE = "smpref/transport/handshake.py"
 HELLOS = "smpref/wire/hellos.py"
@@ -39,18 +40,32 @@ LINK_KEYS = "smpref/crypto/link_keys.py"
 LINK_CRYPTO = "smpref/crypto/link_crypto.py"
 CLIENT_CORE = "smpref/client/core.py"
 
-#: case 1, 4, 5 and 6 are decided by the ACK of the message they put in the queue
-_ACK_CASES = "            elif number in (1, 4, 5, 6) and tag == \"ACK\":\n"
+#: case 1, 4, 5 and 6 are decided by the ACK of the message they put in the queue, in each
+#: class's ``acknowledged``: where a ``return`` that skips it goes, and what follows it
+_ACK_CASES = {
+    1: ("", "        if acked == self.second:\n"),
+    4: ("    def acknowledged(self, acked: bytes) -> None:\n",
+        "        if self.target is not None and acked == self.target:\n"
+        "            self.decide(Verdict.PASS, \"the client acknowledged the quota marker\")\n"),
+    5: ("    def acknowledged(self, acked: bytes) -> None:\n",
+        "        if self.target is not None and acked == self.target:\n"
+        "            self.decide(Verdict.PASS, \"the client acknowledged the message with "
+        "the \"\n"),
+    6: ("    def acknowledged(self, acked: bytes) -> None:\n",
+        "        if self.target is not None and acked == self.target:\n"
+        "            self.decide(Verdict.PASS, \"the client read the answer and the message of "
+        "one \"\n"),
+}
 
 
 def _cases_without(number: int) -> Deviation:
     """The case ``number`` never sees an ACK: a client that acknowledges its message as it
     must still fails it (or gets advice)."""
-    left = ", ".join(str(n) for n in (1, 4, 5, 6) if n != number)
     requirement = {1: "CLNT-19", 4: "CLNT-22", 5: "CLNT-23", 6: "CLNT-24"}[number]
+    before, after = _ACK_CASES[number]
     return plant(requirement, f"case {number} is left out of the cases an ACK decides: a "
                  "client that acknowledges the case's message fails it", CASES,
-                 _ACK_CASES, f"            elif number in ({left}) and tag == \"ACK\":\n")
+                 before + after, before + "        return\n" + after)
 
 
 DEVIATIONS: list[Deviation] = [
@@ -243,36 +258,34 @@ DEVIATIONS: list[Deviation] = [
     # --- clients.md: the server-side cases ----------------------------------------------------
     plant("CLNT-19", "case 1 passes once the first message is acknowledged",
           CASES,
-          "            if acked == second:\n",
-          '            if acked in (second, run.ids.get("first")):\n'),
+          "        if acked == self.second:\n",
+          "        if acked in (self.second, self.first):\n"),
     _cases_without(1),
     plant("CLNT-20", "after END an ACK counts as taking the queue up again",
           CASES,
-          '                if tag in ("SUB", "GET"):\n'
-          '                    run.decide("pass", f"after END the client took the queue up '
+          '        if tag in ("SUB", "GET"):\n'
+          '            self.decide(Verdict.PASS, f"after END the client took the queue up '
           'again ({tag})")\n',
-          '                if tag in ("SUB", "GET", "ACK"):\n'
-          '                    run.decide("pass", f"after END the client took the queue up '
+          '        if tag in ("SUB", "GET", "ACK"):\n'
+          '            self.decide(Verdict.PASS, f"after END the client took the queue up '
           'again ({tag})")\n'),
     plant("CLNT-20", "case 2 does not notice the client subscribing again: its later ACKs "
           "count as ACKs after END",
           CASES,
-          '                    run.decide("pass", f"after END the client took the queue up '
+          '            self.decide(Verdict.PASS, f"after END the client took the queue up '
           'again ({tag})")\n',
-          '                    run.detail = f"after END the client took the queue up '
+          '            self.detail = f"after END the client took the queue up '
           'again ({tag})"\n'),
     plant("CLNT-20", "a client that leaves the queue after END fails case 2 (it must "
           "subscribe again)",
           CASES,
-          '                run.decide("pass", "after END the client left the queue alone" if '
-          "number == 2\n",
-          '                run.decide("pass" if number == 3 else "fail", "after END the client '
-          'left the queue alone" if number == 2\n'),
+          '        self.decide(Verdict.PASS, "after END the client left the queue alone")\n',
+          '        self.decide(Verdict.FAIL, "after END the client left the queue alone")\n'),
     plant("CLNT-21", "after DELD the client may take the queue up once at every version, as "
           "where deletion comes as END",
           CASES,
-          "            if as_end and not run.tried:\n",
-          "            if not run.tried:\n"),
+          "        if as_end and not self.tried:\n",
+          "        if not self.tried:\n"),
     plant("CLNT-21", "deletion is taken to come as DELD from version 9",
           CASES,
           "DELD_VERSION = 10\n",
@@ -280,73 +293,77 @@ DEVIATIONS: list[Deviation] = [
     plant("CLNT-21", "case 3 does not tell the judge which queue it deleted: the one try "
           "where deletion comes as END is blamed as a command to no queue",
           CASES,
-          "        self.judge.forget(ids)\n        return deleted_by_operator(model, queue)\n",
+          "        self.stage.forget(ids)\n        return deleted_by_operator(model, queue)\n",
           "        return deleted_by_operator(model, queue)\n"),
     plant("CLNT-22", "case 4 waits for the ACK of the last ordinary message, not the quota "
           "marker",
           CASES,
-          "        markers = [r.msg_id for r in model.store.records(run.rid) if r.kind is "
-          "RecordKind.Quota]\n",
-          "        markers = [r.msg_id for r in model.store.records(run.rid) if r.kind is not "
-          "RecordKind.Quota]\n"),
+          "        markers = [r.msg_id for r in model.store.records(self.rid)\n"
+          "                   if r.kind is RecordKind.Quota]\n",
+          "        markers = [r.msg_id for r in model.store.records(self.rid)\n"
+          "                   if r.kind is not RecordKind.Quota]\n"),
     _cases_without(4),
     plant("CLNT-23", "case 5's message carries no notification flag",
           CASES,
-          "            out = message_arrives(model, queue, BODY % 5, notification=True)\n",
-          "            out = message_arrives(model, queue, BODY % 5, notification=False)\n"),
+          "        out = message_arrives(model, queue, BODY % 5, notification=True)\n",
+          "        out = message_arrives(model, queue, BODY % 5, notification=False)\n"),
     _cases_without(5),
     plant("CLNT-24", "case 6 pushes its message in a block of its own, not with the answer",
           CASES,
-          "            return Intervention(after=self._locked(partial(self._batch, "
-          "run=batch)))\n",
-          "            self._run_event(self._locked(partial(self._batch, run=batch)))\n"
-          "            return None\n"),
+          "        return Intervention(after=self.stage.locked(self._push))\n",
+          "        self.stage.soon(self._push)\n"
+          "        return None\n"),
     plant("CLNT-24", "case 6 counts any later block of the client as reading both",
-          CASES,
-          "            run.later += 1\n",
-          "            run.later += 1\n"
-          '            if run.case.number == 6 and run.state == "started":\n'
-          '                run.decide("pass", "the client sent another block")\n'),
+          RUNNER,
+          "                run.later += 1\n",
+          "                run.later += 1\n"
+          "                if run.case.number == 6 and run.state is CaseState.STARTED:\n"
+          '                    run.decide(Verdict.PASS, "the client sent another block")\n',
+          (RUNNER, "from smpref.clientcheck.server_cases import CASE_TYPES\n",
+           "from smpref.clientcheck.server_cases import CASE_TYPES\n"
+           "from smpref.clientcheck.verdicts import Verdict\n")),
     _cases_without(6),
     plant("CLNT-25", "after ERR INTERNAL a block on any connection counts as going on",
           CASES,
-          "            if run.case.number == 7 and run.conn == c.number:\n",
-          "            if run.case.number == 7:\n"),
+          "        if c.number == self.conn:\n"
+          '            self.decide(Verdict.PASS, "the client went on using the connection',
+          "        if True:  # any connection\n"
+          '            self.decide(Verdict.PASS, "the client went on using the connection'),
     plant("CLNT-25", "after ERR INTERNAL only blocks on another connection count as going on",
           CASES,
-          "            if run.case.number == 7 and run.conn == c.number:\n",
-          "            if run.case.number == 7 and run.conn != c.number:\n"),
+          "        if c.number == self.conn:\n"
+          '            self.decide(Verdict.PASS, "the client went on using the connection',
+          "        if c.number != self.conn:\n"
+          '            self.decide(Verdict.PASS, "the client went on using the connection'),
     plant("CLNT-25", "a client that closes the connection after ERR fails case 7, even with "
           "nothing more to send",
           CASES,
-          '            elif number == 7 and run.state == "closed" and run.elsewhere:\n',
-          '            elif number == 7 and run.state == "closed":\n'),
+          "        if self.state is CaseState.CLOSED and self.elsewhere:\n",
+          "        if self.state is CaseState.CLOSED:\n"),
     plant("CLNT-25", "case 7 refuses the SEND with ERR AUTH (the queue is gone), not ERR "
           "INTERNAL",
           CASES,
-          '                    error = ERR(error=parse_error("INTERNAL"))\n',
-          '                    error = ERR(error=parse_error("AUTH"))\n'),
+          '                error = ERR(error=parse_error("INTERNAL"))\n',
+          '                error = ERR(error=parse_error("AUTH"))\n'),
     plant("CLNT-26", "case 8 holds the answer for a thousandth of the time (seconds read as "
           "milliseconds)",
           CASES,
-          "            return Intervention(delay=self.slow, waited=waited)\n",
-          "            return Intervention(delay=self.slow / 1000, waited=waited)\n"),
+          "        return Intervention(delay=self.stage.slow, waited=waited)\n",
+          "        return Intervention(delay=self.stage.slow / 1000, waited=waited)\n"),
     plant("CLNT-26", "case 8 fails a client that waited for the held answer",
           CASES,
-          "                    if closed:\n",
-          "                    if not closed:\n"),
+          "                if closed:\n",
+          "                if not closed:\n"),
     plant("CLNT-27", "a client that did not subscribe again gets advice, not a fault",
           CASES,
-          '                run.decide("fail", "CLNT-27: after the server closed the connection '
-          'the "\n',
-          '                run.decide("non-strict", "CLNT-27: after the server closed the '
+          '            self.decide(Verdict.FAIL, "CLNT-27: after the server closed the '
+          'connection the "\n',
+          '            self.decide(Verdict.NON_STRICT, "CLNT-27: after the server closed the '
           'connection the "\n'),
     plant("CLNT-27", "case 9 looks for the new SUB on the connection the server closed",
           CASES,
-          "            elif number == 9 and run.conn != c.number and tag == \"SUB\" and rid in "
-          "run.wanted:\n",
-          "            elif number == 9 and run.conn == c.number and tag == \"SUB\" and rid in "
-          "run.wanted:\n"),
+          "        if c.number != self.conn and tag == \"SUB\" and rid in self.wanted:\n",
+          "        if c.number == self.conn and tag == \"SUB\" and rid in self.wanted:\n"),
     plant("CLNT-29", "a refused TLS handshake passes tls.handshake",
           JUDGE,
           '            self.record("tls.handshake", False, c,\n'

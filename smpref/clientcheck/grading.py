@@ -2,9 +2,10 @@
 IDs, its verdict and the exchange that decided it, and what the client never did. Written as
 JSON, JUnit XML and a terminal table, as the conformance runner's reports are.
 
-Verdicts: ``pass``; ``fail`` (the client broke a requirement the spec states with MUST);
-``non-strict`` (it did not do what the spec advises with SHOULD); ``not exercised`` (the
-client never gave the check anything to judge, or the case's moment never came).
+Verdicts (:class:`~smpref.clientcheck.verdicts.Verdict`): ``pass``; ``fail`` (the client broke
+a requirement the spec states with MUST); ``non-strict`` (it did not do what the spec advises
+with SHOULD); ``not exercised`` (the client never gave the check anything to judge, or the
+case's moment never came). The reports print each verdict's value.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from smpref import __version__
+from smpref.clientcheck.case_run import CaseRun
 from smpref.clientcheck.catalogue import CHECKS, COMMANDS, Check
 from smpref.clientcheck.judge import Finding, Judge
-from smpref.clientcheck.situations import CaseRun
+from smpref.clientcheck.verdicts import Verdict
 from smpref.spec.requirements import requirement_text
 
-VERDICTS = ("pass", "fail", "non-strict", "not exercised")
 #: failures quoted per check; the count says how many there were
 QUOTED = 5
 
@@ -32,14 +33,14 @@ class CheckResult:
     failures: list[Finding] = field(default_factory=list)
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         if self.failures:
-            return "fail" if self.check.strict else "non-strict"
-        return "pass" if self.passed else "not exercised"
+            return Verdict.FAIL if self.check.strict else Verdict.NON_STRICT
+        return Verdict.PASS if self.passed else Verdict.NOT_EXERCISED
 
     def to_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
-            "id": self.check.id, "title": self.check.title, "verdict": self.verdict,
+            "id": self.check.id, "title": self.check.title, "verdict": self.verdict.value,
             "requirements": list(self.check.requirements), "strict": self.check.strict,
             "passed": self.passed, "failed": len(self.failures),
             "failures": [{"conn": f.conn, "detail": f.detail, "exchange": f.exchange}
@@ -61,13 +62,14 @@ class ClientReport:
     commands: Counter[str]
 
     def counts(self) -> dict[str, int]:
+        """How many checks and cases got each verdict, by the verdict's value."""
         verdicts = [c.verdict for c in self.checks] + [r.verdict for r in self.cases]
-        return {v: verdicts.count(v) for v in VERDICTS}
+        return {v.value: verdicts.count(v) for v in Verdict}
 
     @property
     def failed(self) -> bool:
-        return any(c.verdict == "fail" for c in self.checks) or \
-            any(r.verdict == "fail" for r in self.cases)
+        return any(c.verdict is Verdict.FAIL for c in self.checks) or \
+            any(r.verdict is Verdict.FAIL for r in self.cases)
 
     def never_reached(self) -> int:
         """How many connections never got to SMP: their TLS failed or no hello was
@@ -80,8 +82,8 @@ class ClientReport:
 
     def faults(self) -> list[str]:
         """The IDs of every check and case that failed."""
-        return [c.check.id for c in self.checks if c.verdict == "fail"] + \
-            [f"case.{r.case.number}" for r in self.cases if r.verdict == "fail"]
+        return [c.check.id for c in self.checks if c.verdict is Verdict.FAIL] + \
+            [f"case.{r.case.number}" for r in self.cases if r.verdict is Verdict.FAIL]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,9 +104,9 @@ class ClientReport:
                 (f"{c.passed} judged" if c.passed else "")
             if len(c.failures) > 1:
                 note += f" (and {len(c.failures) - 1} more)"
-            out.append((c.check.id, c.verdict, " ".join(c.check.requirements), note))
+            out.append((c.check.id, c.verdict.value, " ".join(c.check.requirements), note))
         for r in self.cases:
-            out.append((f"case {r.case.number} {r.case.name}", r.verdict,
+            out.append((f"case {r.case.number} {r.case.name}", r.verdict.value,
                         " ".join(r.case.requirements), r.detail))
         return out
 
@@ -112,11 +114,11 @@ class ClientReport:
 def _case_json(run: CaseRun) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "case": run.case.number, "name": run.case.name, "title": run.case.title,
-        "when": run.case.when, "expect": run.case.expect, "verdict": run.verdict,
+        "when": run.case.when, "expect": run.case.expect, "verdict": run.verdict.value,
         "requirements": list(run.case.requirements), "detail": run.detail,
         "exchange": run.exchange,
     }
-    if run.verdict == "fail":
+    if run.verdict is Verdict.FAIL:
         entry["requirementTexts"] = {r: requirement_text(r) for r in run.case.requirements}
     return entry
 
@@ -146,8 +148,9 @@ def junit_xml(report: ClientReport) -> bytes:
         case = ET.SubElement(suite, "testcase", classname="client", name=name)
         props = ET.SubElement(case, "properties")
         ET.SubElement(props, "property", name="requirements", value=" ".join(requirements))
-        if verdict in ("fail", "non-strict"):
-            ET.SubElement(case, "failure", type=verdict, message=detail[:500]).text = detail
-        elif verdict == "not exercised":
+        if verdict in (Verdict.FAIL, Verdict.NON_STRICT):
+            ET.SubElement(case, "failure", type=verdict.value,
+                          message=detail[:500]).text = detail
+        elif verdict is Verdict.NOT_EXERCISED:
             ET.SubElement(case, "skipped", message=detail or "not exercised")
     return bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True))
