@@ -736,7 +736,8 @@ class Exploding(Watcher):
     """A watcher whose every hook raises: the server must not notice."""
 
     def __getattribute__(self, name: str) -> Any:
-        if name in ("tls", "hello", "block", "answered", "judge", "pushed", "closed"):
+        if name in ("tls", "tls_refused", "hello", "block", "bad_block", "answered", "judge",
+                    "pushed", "closed"):
             raise RuntimeError(f"the watcher's {name} broke")
         return super().__getattribute__(name)
 

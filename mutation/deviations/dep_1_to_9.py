@@ -470,9 +470,9 @@ DEVIATIONS: list[Deviation] = [
     # --- DEP-9 ---------------------------------------------------------------------------------
     plant("DEP-9a", "a bad batch closes a deployed connection too",
           LISTENER,
-          "                if connection.dialect is Dialect.SEED:\n"
-          "                    return \"bad block\"  # the seed design closes (TRANS-15)\n",
-          "                return \"bad block\"  # the seed design closes (TRANS-15)\n"),
+          "        if connection.dialect is Dialect.SEED:\n"
+          "            return \"bad block\"  # the seed design closes (TRANS-15)\n",
+          "        return \"bad block\"  # the seed design closes (TRANS-15)\n"),
     plant("DEP-9a", "ERR BLOCK carries the session ID as its entity",
           ENGINE,
           "            job.results.append([Outgoing(job.session_id, b\"\", b\"\",\n",

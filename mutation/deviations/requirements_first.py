@@ -136,10 +136,10 @@ DEVIATIONS: list[Deviation] = [
     # --- clients.md: blocks and transmissions -------------------------------------------------
     plant("CLNT-7", "a block that does not open or parse passes block.layout",
           JUDGE,
-          '                self.record("block.layout", False, c,\n'
-          '                            f"CLNT-7: a block that does not open',
-          '                self.record("block.layout", True, c,\n'
-          '                            f"CLNT-7: a block that does not open'),
+          '            self.record("block.layout", False, c,\n'
+          '                        f"CLNT-7: a block that does not open',
+          '            self.record("block.layout", True, c,\n'
+          '                        f"CLNT-7: a block that does not open'),
     plant("CLNT-28", "NUL bytes are taken for padding as well as '#'",
           JUDGE,
           '                odd = len(padding) - padding.count(b"#")\n',

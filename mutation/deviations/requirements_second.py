@@ -855,17 +855,16 @@ DEVIATIONS: list[Deviation] = [
            "        box = box[16:] + box[:16]\n")),
     plant("TRANS-15", "a deployed connection is closed on a bad batch instead of answered "
           "ERR BLOCK", "smpref/serve/listener.py",
-          "                if connection.dialect is Dialect.SEED:\n"
-          "                    return \"bad block\"",
-          "                if connection.dialect in (Dialect.SEED, Dialect.DEPLOYED):\n"
-          "                    return \"bad block\""),
+          "        if connection.dialect is Dialect.SEED:\n"
+          "            return \"bad block\"",
+          "        if connection.dialect in (Dialect.SEED, Dialect.DEPLOYED):\n"
+          "            return \"bad block\""),
     plant("TRANS-15", "a seed connection answers a bad block with ERR BLOCK and stays open, "
           "as deployed does", "smpref/serve/listener.py",
-          "                if connection.dialect is Dialect.SEED:\n"
-          "                    return \"bad block\"",
-          "                if connection.dialect is Dialect.SEED and connection.version is not "
-          "None:\n"
-          "                    return \"bad block\""),
+          "        if connection.dialect is Dialect.SEED:\n"
+          "            return \"bad block\"",
+          "        if connection.dialect is Dialect.SEED and connection.version is not None:\n"
+          "            return \"bad block\""),
     plant("TRANS-15", "a transmission that does not decode ends the connection (the model "
           "raises instead of answering ERR BLOCK)", "smpref/model/server.py",
           "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
@@ -873,11 +872,11 @@ DEVIATIONS: list[Deviation] = [
           "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
           "            raise\n"),
     plant("TRANS-15", "a refused client hello leaves the connection open", "smpref/serve/listener.py",
-          "                                       exc.detail))\n"
+          "                                     exc.detail))\n"
           "            await stream.close()\n"
-          "            self._watch_closed(number, None, f\"handshake: {exc.error}\")\n",
-          "                                       exc.detail))\n"
-          "            self._watch_closed(number, None, f\"handshake: {exc.error}\")\n"),
+          "            self.watcher.closed(number, None, f\"handshake: {exc.error}\")\n",
+          "                                     exc.detail))\n"
+          "            self.watcher.closed(number, None, f\"handshake: {exc.error}\")\n"),
     plant("TRANS-15 TRANS-3", "the conformance check of a bad block takes only a closed connection, "
           "from a deployed server too", "smpref/conform/cases/malformed.py",
           "    if ctx.extended and outcome != \"closed\":\n",

@@ -384,8 +384,8 @@ DEVIATIONS: list[Deviation] = [
           "            return []\n"),
     plant("DIV-41", "a deployed connection is closed after a bad block, as a seed one",
           "smpref/serve/listener.py",
-          "                if connection.dialect is Dialect.SEED:\n"
-          "                    return \"bad block\"  # the seed design closes (TRANS-15)\n",
-          "                if True:\n"
-          "                    return \"bad block\"  # the seed design closes (TRANS-15)\n"),
+          "        if connection.dialect is Dialect.SEED:\n"
+          "            return \"bad block\"  # the seed design closes (TRANS-15)\n",
+          "        if True:\n"
+          "            return \"bad block\"  # the seed design closes (TRANS-15)\n"),
 ]

@@ -297,17 +297,19 @@ class Judge(Watcher):
                 c.version = hello.version if hello.dialect is Dialect.DEPLOYED else None
                 self.by_session[c.session_id] = c
 
-    def block(self, conn: int, session_id: bytes,
-              transmissions: list[bytes] | None, error: str | None,
+    def bad_block(self, conn: int, session_id: bytes, error: str) -> None:
+        with self.lock:
+            self.last_activity = time.monotonic()
+            c = self.by_session[session_id]
+            self.record("block.layout", False, c,
+                        f"CLNT-7: a block that does not open or whose batch does not "
+                        f"parse: {error}")
+
+    def block(self, conn: int, session_id: bytes, transmissions: list[bytes],
               padding: bytes | None) -> Intervention | None:
         with self.lock:
             self.last_activity = time.monotonic()
             c = self.by_session[session_id]
-            if transmissions is None:
-                self.record("block.layout", False, c,
-                            f"CLNT-7: a block that does not open or whose batch does not "
-                            f"parse: {error}")
-                return None
             self.record("block.layout", True, c)
             if padding is not None:
                 odd = len(padding) - padding.count(b"#")

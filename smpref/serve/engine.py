@@ -37,7 +37,7 @@ from typing import Any
 from smpref.errors import StoreError
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
-from smpref.serve.watcher import Refusal, ServerEvent, Watcher, call_hook, guarded
+from smpref.serve.watcher import Refusal, ServerEvent, Watcher, give_judgement, guard
 from smpref.store.group_commit import GroupCommitStore
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR
@@ -118,12 +118,14 @@ class _Stop:
 
 class Engine:
     """The model's thread (module docstring). ``deliver`` is called on ``loop`` with each
-    group's jobs, results filled in, in submission order."""
+    group's jobs, results filled in, in submission order. ``watcher``'s engine hooks
+    (:meth:`~smpref.serve.watcher.Watcher.judge`, :meth:`~smpref.serve.watcher.Watcher.pushed`)
+    are called guarded (:func:`~smpref.serve.watcher.guard`)."""
 
     def __init__(self, model: Server, store: GroupCommitStore, loop: asyncio.AbstractEventLoop,
                  deliver: Callable[[list[Job]], None], watcher: Watcher | None = None) -> None:
         self.model = model
-        self.watcher = watcher
+        self.watcher = guard(watcher)
         self.store = store
         self.loop = loop
         self.deliver = deliver
@@ -197,7 +199,7 @@ class Engine:
                 self.store.begin()
                 job.outgoing, job.finished = self._sweep(job.limit)
                 touched.append((job, 0, self.store.touched))
-                call_hook(self.watcher, "pushed", self.model, job.outgoing)
+                self.watcher.pushed(self.model, job.outgoing)
         lost = self.store.flush()
         self._log_store_errors()
         if lost:
@@ -218,7 +220,7 @@ class Engine:
                 job.results.append([Outgoing(job.session_id, corr_id, entity_id, response)])
                 continue
             self.store.begin()
-            judgement = call_hook(self.watcher, "judge", self.model, job.session_id, transmission)
+            judgement = self.watcher.judge(self.model, job.session_id, transmission)
             try:
                 job.results.append(self.model.receive(job.session_id, transmission))
             except Exception as exc:
@@ -230,7 +232,7 @@ class Engine:
                 return
             touched.append((job, index, self.store.touched))
             if judgement is not None:
-                guarded("judgement", judgement, job.results[-1])
+                give_judgement(judgement, job.results[-1])
         if job.after is not None:
             self.store.begin()
             job.pushed = self._event(job.after)
@@ -249,7 +251,7 @@ class Engine:
             events.event("watcher_failed", logging.ERROR, hook="event", error=repr(exc))
             return []
         self.store.commit()
-        call_hook(self.watcher, "pushed", self.model, out)
+        self.watcher.pushed(self.model, out)
         return out
 
     def _sweep(self, limit: int | None) -> tuple[list[Outgoing], bool]:

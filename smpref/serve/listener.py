@@ -69,7 +69,7 @@ from smpref.serve.engine import Act, CloseSession, Engine, Job, OpenSession, Rec
 from smpref.serve.pages import serve_page
 from smpref.serve.proxy import Proxy
 from smpref.serve.trace import TransmissionTrace
-from smpref.serve.watcher import Hello, ServerEvent, Watcher, call_hook
+from smpref.serve.watcher import Hello, Intervention, ServerEvent, Watcher, guard
 from smpref.store.group_commit import GroupCommitStore
 from smpref.store.journal import JournalStore
 from smpref.text.addresses import server_address
@@ -250,8 +250,11 @@ class SmpServer:
     def __init__(self, folder: Path | str, config: ServeConfig | None = None, *,
                  clock: ServerClock | None = None, watcher: Watcher | None = None) -> None:
         self.folder = Path(folder)
-        #: judges the clients and puts them in situations (the client checker), or None
-        self.watcher = watcher
+        #: the hooks of whoever judges the clients and puts them in situations (the client
+        #: checker), guarded; hooks that do nothing when there is no watcher
+        self.watcher = guard(watcher)
+        #: whether a watcher was given: only then is a block's padding cut out for it
+        self.watched = watcher is not None
         self.config = config or ServeConfig()
         self.clock = clock or ServerClock()
         # The store first: its lock keeps a second server away from the folder.
@@ -355,7 +358,7 @@ class SmpServer:
         port probe, a load balancer's health check) is an info line, not a warning."""
         level = logging.WARNING if refusal.offer is not None else logging.INFO
         events.event("tls_refused", level, port=port, web=web, **refusal.fields())
-        self._watch("tls_refused", refusal)
+        self.watcher.tls_refused(refusal)
 
     def close_store(self) -> None:
         """Close the store of a server that never started (its lock is released too)."""
@@ -442,7 +445,7 @@ class SmpServer:
         # seed token the seed design, any other (smp/1, h2, http/1.1) SMP 6-18, none SMP 6
         alpn = ssl_object.selected_alpn_protocol()
         dialect = dialect_of_alpn(alpn)
-        self._watch("tls", number, alpn, sni)
+        self.watcher.tls(number, alpn, sni)
         handshake = await self._handshake(number, stream, ssl_object, dialect, alpn, sni)
         if handshake is None:
             return
@@ -483,20 +486,20 @@ class SmpServer:
                                         offered, seen=hellos.append)
         except HandshakeFailedError as exc:
             self._refused_handshake(number, exc.error, exc.detail, alpn, sni)
-            self._watch("hello", Hello(number, session, dialect, offered,
-                                       hellos[0] if hellos else None, None, exc.error,
-                                       exc.detail))
+            self.watcher.hello(Hello(number, session, dialect, offered,
+                                     hellos[0] if hellos else None, None, exc.error,
+                                     exc.detail))
             await stream.close()
-            self._watch_closed(number, None, f"handshake: {exc.error}")
+            self.watcher.closed(number, None, f"handshake: {exc.error}")
             return None
         except (TimeoutError, ConnectionClosedError, BlockError, ssl.SSLError, OSError) as exc:
             events.event("handshake_failed", logging.INFO, conn=number,
                          error=type(exc).__name__, detail=str(exc) or type(exc).__name__)
             await stream.close()
-            self._watch_closed(number, None, f"handshake: {type(exc).__name__}")
+            self.watcher.closed(number, None, f"handshake: {type(exc).__name__}")
             return None
-        self._watch("hello", Hello(number, session, dialect, offered, hellos[0],
-                                   accepted.version))
+        self.watcher.hello(Hello(number, session, dialect, offered, hellos[0],
+                                 accepted.version))
         return session, accepted
 
     def _refused_handshake(self, number: int, error: str, reason: str, alpn: str | None,
@@ -508,8 +511,7 @@ class SmpServer:
 
     async def _serve_smp(self, connection: Connection) -> str:
         """Read blocks and hand their transmissions to the engine until the connection ends;
-        return why it ended."""
-        assert self.engine is not None
+        return why it ended. The engine's answers are written by the connection's writer."""
         bucket = TokenBucket(self.config.block_rate, self.config.block_burst)
         stream = connection.stream
         # Stopping is also checked here, not only signalled by cancellation: in Python 3.11,
@@ -529,38 +531,67 @@ class SmpServer:
                 content = stream.framing.open(block)
                 transmissions = decode_batch(content)
             except BlockError as exc:
-                events.event("bad_block", logging.INFO, conn=connection.number, error=str(exc))
-                self._watch("block", connection.number, connection.session_id, None,
-                            str(exc), None)
-                if connection.dialect is Dialect.SEED:
-                    return "bad block"  # the seed design closes (TRANS-15)
-                # deployed answers ERR BLOCK with an empty corrId and goes on (DEP-9); through
-                # the engine, so that it follows the answers before it
-                connection.in_engine += 1
-                self.engine.submit(Receive(connection, connection.session_id, [],
-                                           bad_block=True))
-                continue
-            if self.trace.active:
-                for data in transmissions:
-                    self.trace.record("in", connection.number, data, connection.dialect,
-                                      connection.version)
-            # an unencrypted block's padding, which a watcher may judge (ENC-1)
-            padding = None if stream.framing.encrypted or self.watcher is None else \
-                block[2 + len(content):]
-            intervention = self._watch("block", connection.number, connection.session_id,
-                                       transmissions, None, padding)
-            if intervention is not None and intervention.delay > 0:
-                await asyncio.sleep(intervention.delay)
-                if intervention.waited is not None:
-                    intervention.waited(stream.reader.at_eof())
-            if transmissions:
-                connection.in_engine += len(transmissions)
-                job = Receive(connection, connection.session_id, transmissions)
-                if intervention is not None:
-                    job.refuse, job.after = intervention.refuse, intervention.after
-                self.engine.submit(job)
+                if (ended := self._bad_block(connection, exc)) is not None:
+                    return ended
+                continue  # answered ERR BLOCK; the block takes no token of the rate
+            intervention = self._hand_on(connection, block, content, transmissions)
+            if intervention is not None:
+                await self._intervene(connection, transmissions, intervention)
             await bucket.take()
         return connection.end_reason or ("server stopping" if self._stopping else "closing")
+
+    def _bad_block(self, connection: Connection, error: BlockError) -> str | None:
+        """A block that does not decrypt or whose batch does not parse: logged and shown to the
+        watcher. A seed connection ends: why is returned. A deployed one is answered ERR BLOCK
+        and goes on: None."""
+        events.event("bad_block", logging.INFO, conn=connection.number, error=str(error))
+        self.watcher.bad_block(connection.number, connection.session_id, str(error))
+        if connection.dialect is Dialect.SEED:
+            return "bad block"  # the seed design closes (TRANS-15)
+        # deployed answers ERR BLOCK with an empty corrId and goes on (DEP-9); through the
+        # engine, so that it follows the answers before it
+        assert self.engine is not None
+        connection.in_engine += 1
+        self.engine.submit(Receive(connection, connection.session_id, [], bad_block=True))
+        return None
+
+    def _hand_on(self, connection: Connection, block: bytes, content: bytes,
+                 transmissions: list[bytes]) -> Intervention | None:
+        """Trace a good block's transmissions, show them to the watcher, and give them to the
+        engine; when the watcher intervenes, nothing is given yet: the intervention is
+        returned for :meth:`_intervene`. ``content``: the block opened, before its padding."""
+        if self.trace.active:
+            for data in transmissions:
+                self.trace.record("in", connection.number, data, connection.dialect,
+                                  connection.version)
+        # an unencrypted block's padding, which a watcher may judge (ENC-1)
+        padding = None if connection.stream.framing.encrypted or not self.watched else \
+            block[2 + len(content):]
+        intervention = self.watcher.block(connection.number, connection.session_id,
+                                          transmissions, padding)
+        if intervention is not None:
+            return intervention
+        if transmissions:
+            assert self.engine is not None
+            connection.in_engine += len(transmissions)
+            self.engine.submit(Receive(connection, connection.session_id, transmissions))
+        return None
+
+    async def _intervene(self, connection: Connection, transmissions: list[bytes],
+                         intervention: Intervention) -> None:
+        """Do what the watcher asked with a block (the client checker's situations): wait its
+        delay (the connection's later blocks wait behind it) and say whether the client
+        closed its side meanwhile, then give its transmissions to the engine with the
+        watcher's refusals and its event to run after them."""
+        if intervention.delay > 0:
+            await asyncio.sleep(intervention.delay)
+            if intervention.waited is not None:
+                intervention.waited(connection.stream.reader.at_eof())
+        if transmissions:
+            assert self.engine is not None
+            connection.in_engine += len(transmissions)
+            self.engine.submit(Receive(connection, connection.session_id, transmissions,
+                                       refuse=intervention.refuse, after=intervention.after))
 
     def _deliver(self, group: list[Job]) -> None:
         """On the loop: send what a group the engine committed produced, in order."""
@@ -572,7 +603,7 @@ class SmpServer:
                 if job.error is not None:
                     self._end(connection, job.error)
                 self._route(job.outgoing, origin=connection)
-                self._watch("answered", job.session_id, job.transmissions)
+                self.watcher.answered(job.session_id, job.transmissions)
             elif isinstance(job, Sweep):
                 self._route(job.outgoing)
                 if job.done is not None:
@@ -727,13 +758,7 @@ class SmpServer:
                 await asyncio.gather(connection.writer_task, return_exceptions=True)
             await connection.stream.close()
             events.event("disconnected", conn=connection.number, reason=reason)
-            self._watch_closed(connection.number, connection.session_id, reason)
-
-    def _watch_closed(self, number: int, session: bytes | None, reason: str) -> None:
-        self._watch("closed", number, session, reason)
-
-    def _watch(self, hook: str, *args: Any) -> Any:
-        return call_hook(self.watcher, hook, *args)
+            self.watcher.closed(connection.number, connection.session_id, reason)
 
     # --- what the server does on its own (the client checker's situations) ----------------
 
