@@ -19,9 +19,10 @@ export NO_MKDOCS_2_WARNING := 1
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Dependencies (PySpark included) change rarely: installed once per pyproject.toml change.
+# Dependencies change rarely: installed once per pyproject.toml change. Every extra (spark:
+# PySpark; testing: Hypothesis) and the dev tools, since `run` runs a campaign and `test` all.
 $(VENV)/.deps: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet hatchling ".[dev]"
+	$(PY) -m pip install --quiet hatchling ".[dev,spark,testing]"
 	touch $@
 
 # The project itself: rebuilt and reinstalled whenever a source, spec or grammar file changes.

@@ -1,8 +1,9 @@
 """The agent layer: one party of a duplex connection over SMP queues, and queue rotation.
 
-Sans-IO like the model: an :class:`Agent` talks to servers through a :class:`Port` and is
-handed its deliveries. spec/rotation.md is its specification; :mod:`smpref.testing.rotation`
-checks it with a state machine over model servers.
+Sans-IO like the model, but for :mod:`smpref.agent.live` (the port over TLS): an
+:class:`Agent` talks to servers through a :class:`Port` and is handed its deliveries.
+spec/rotation.md is its specification; :mod:`smpref.testing.rotation_machine` checks it with a
+state machine over model servers.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemaining
 
 from smpref.campaign.spark_job import Tick
 from smpref.cli.app import SmprefGroup
+from smpref.cli.extras import require_extra
 from smpref.cli.output import EXIT_FAILED, FILE_PATH, FOLDER_PATH, emit, fail, output_folder
 
 #: seconds between the plain progress lines printed when standard error is not a terminal
@@ -58,15 +59,10 @@ def campaign() -> None:
     """Seeded random programs against a target, the model as oracle, fanned out on Spark."""
 
 
-def _target_names() -> list[str]:
-    from smpref.campaign.targets import targets
-
-    return sorted(targets())
-
-
 @campaign.command("targets")
 def campaign_targets() -> None:
     """List the targets a campaign can run against."""
+    require_extra("testing", "smpref campaign targets")
     from smpref.campaign.targets import targets
 
     table = sorted(targets().items())
@@ -107,13 +103,10 @@ def campaign_run(runs: int, first_seed: int, target: str, address: str | None,  
     Writes OUT/runs, OUT/failures and OUT/coverage as Parquet, OUT/summary.json and
     OUT/report.md, with one replay command per distinct failure, new and known apart.
     """
+    require_extra("spark", "smpref campaign run")
     from smpref.campaign.known_failures import load_known
     from smpref.campaign.targets import build
 
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        fail("pyspark is not installed: pip install 'pyspark>=4.0' (and Java 17)")
     build(target, address)  # an unknown target or a missing address fails before Spark starts
     load_known(known_files)  # so does a known-failures file that cannot be read
     if python_archive is not None and not python_archive.is_file():
@@ -156,6 +149,7 @@ def campaign_replay(seed: int, target: str, address: str | None, steps: int,
 
     Exit status 1 when the run fails, as it did in the campaign.
     """
+    require_extra("testing", "smpref campaign replay")
     from smpref.campaign.planted import plant_from_environment
     from smpref.campaign.targets import build
 

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from smpref.cli.app import SmprefGroup
+from smpref.cli.extras import require_extra
 from smpref.cli.output import (
     EXIT_FAILED,
     FILE_PATH,
@@ -139,6 +140,8 @@ def spec_coverage(tests_dir: Path | None, vectors_dir: Path | None,  # noqa: PLR
     requirement has none and no exemption, or a server requirement has no conformance case
     that runs against a deployed server and no reason why none can
     (spec/coverage-exemptions.md)."""
+    if runs:  # the model's state machine
+        require_extra("testing", "smpref spec coverage", instead="--runs 0")
     from smpref.coverage.matrix import build, default_folder
     from smpref.coverage.matrix import markdown as render_markdown
 

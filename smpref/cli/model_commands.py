@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from smpref.cli.app import SmprefGroup
+from smpref.cli.extras import require_extra
 from smpref.cli.output import EXIT_FAILED, FOLDER_PATH, emit, input_folder
 
 
@@ -47,6 +48,7 @@ def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0
     On a terminal a progress bar shows seeds, steps per second and the time left; otherwise a
     plain line is printed every few seconds (on standard error).
     """
+    require_extra("testing", "smpref model fuzz")
     from smpref.cli.fuzz_progress import FuzzProgress
     from smpref.testing import dialect_machine
     from smpref.testing.queue_machine import QueueMachine, RunResult, run_seed

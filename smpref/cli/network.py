@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from smpref.cli.app import SmprefCommand
+from smpref.cli.extras import require_extra
 from smpref.cli.output import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -314,6 +315,7 @@ def run_command(reports: Path, vectors_dir: Path | None) -> None:
     the signed vectors."""
     from smpref.cli.vector_commands import default_vectors
 
+    require_extra("spark", "smpref run")  # its campaign
     folder = output_folder(reports, "--reports")
     vectors = input_folder(vectors_dir, "--vectors") if vectors_dir is not None else \
         default_vectors()

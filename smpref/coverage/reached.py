@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from smpref.testing.loopback import Loopback
-from smpref.testing.queue_machine import QueueMachine, run_seed
-
 
 def reached(seeds: Iterable[int], *, examples: int = 4, steps: int = 40
             ) -> tuple[dict[str, set[str]], set[str]]:
     """requirement ID -> the names of the rules and transitions that reported it; and the
     requirement IDs the machine checked against its oracle
     (:mod:`smpref.testing.queue_oracle`) in those runs."""
+    # imported here: the state machine needs Hypothesis (the testing extra), which the rest of
+    # the matrix (``smpref spec coverage --runs 0``) does not
+    from smpref.testing.loopback import Loopback
+    from smpref.testing.queue_machine import QueueMachine, run_seed
+
     found: dict[str, set[str]] = {}
 
     def observe(name: str, requirements: tuple[str, ...]) -> None:

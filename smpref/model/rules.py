@@ -2,13 +2,13 @@
 
 Theory of operation
 -------------------
-A transmission reaches this table after three checks that do not depend on any queue: it
-decodes (``ERR BLOCK``), its command decodes (``ERR CMD UNKNOWN`` / ``SYNTAX``), and the
-command's credential rule from the notation holds (``ERR CMD NO_AUTH`` / ``HAS_AUTH`` /
-``NO_ENTITY``, TRANS-7). Then one generic step (:meth:`smpref.model.server.Server.receive`),
-driven by the command's declared entity and signer (spec/notation.md), looks up the queue the
-entity ID names and verifies the authorization with the signer's key, against a dummy key when
-there is none (AUTH-3). What it found is the input of this table:
+A transmission reaches this table after the generic step
+(:meth:`smpref.model.server.Server.receive`) has decoded it and its command and checked the
+command's credential rule; the answers the step gives itself are listed under "What the table
+does not decide" below. Driven by the command's declared entity and signer (spec/notation.md),
+the step then looks up the queue the entity ID names and verifies the authorization with the
+signer's key, against a dummy key when there is none (AUTH-3). What it found is the input of
+this table:
 
 * ``found``: whether the entity ID names a queue;
 * the queue's ``mode`` (ConnectionMode), ``security`` (Security) and ``status`` (QueueStatus);
@@ -25,10 +25,40 @@ the model reports every rule it takes to an optional observer, which is what cov
 on. ``smpref docs rules`` renders this table as docs/reference/rules.md, including, for every
 queue state, what each command gets.
 
-This file owns every decision, as h11's ``_state.py`` owns every transition: nothing else in
-the model decides an outcome, and effects only change state and say what to send.
-The table is total (every input matches a rule) and has no dead rule (every rule is the first
-match for some input); tests/test_rule_table.py checks both.
+Every other outcome of a command is decided here, as h11's ``_state.py`` owns every transition:
+effects only change state and say what to send. The table is total (every input matches a rule)
+and has no dead rule (every rule is the first match for some input); tests/test_rule_table.py
+checks both.
+
+What the table does not decide
+------------------------------
+:meth:`smpref.model.server.Server._receive` (smpref/model/server.py) gives these answers itself,
+in this order, all but the last before the table is consulted. None is a rule of the table
+(three are reported to the observer under names of their own: ``credentials``,
+``forwarded.prohibited``, ``store.error``):
+
+* ``ERR BLOCK``: the transmission does not decode in the layout of the session's version
+  (TRANS-4, DEP-12);
+* ``ERR SESSION``: below version 7, the transmission names a session other than its own
+  (DEP-11);
+* ``ERR SERVICE``: a service signature on a seed-design session (AUTH-4);
+* ``ERR CMD UNKNOWN`` / ``SYNTAX``: the command does not decode in the definitions of the
+  protocol and version the session speaks (TRANS-11, DEP-2);
+* ``ERR CMD NO_AUTH`` / ``HAS_AUTH`` / ``NO_ENTITY``: the command's credential rule from the
+  notation fails (:func:`smpref.wire.transmission.check_credentials`, TRANS-7);
+* ``ERR CMD PROHIBITED``: a transmission forwarded inside RFWD is not one a proxy may forward
+  (:data:`smpref.model.relay.FORWARDABLE`, DEP-14);
+* ``ERR AUTH`` / ``SERVICE``: a service signature on a deployed session, once the queue was
+  looked up: ``AUTH`` when the entity ID names no queue, else ``SERVICE`` (``_unserved`` in
+  server.py; DEP-10, AUTH-4);
+* ``ERR STORE``: the store cannot read or write during the lookup, a guard, an effect or the
+  commit; it replaces whatever the table decided, and the transmission's changes are rolled
+  back (STORE-11, STORE-12).
+
+Elsewhere, outside this table: :func:`smpref.model.relay.serve_rfwd` answers ``ERR BLOCK`` inside
+RRES when the client's forwarded batch does not parse (DEP-14), though the order of RFWD's own
+failures is the table's (:class:`Guard`); and what an accepted PRXY or PFWD gets from the relay
+is decided by the server's transport (:mod:`smpref.serve.proxy`, DEP-15), not by the model.
 """
 
 from __future__ import annotations

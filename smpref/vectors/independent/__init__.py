@@ -1,8 +1,12 @@
-"""The independent verifier of the vectors: one checker per vector set, sharing only
-:mod:`.common`, a decoder written from the spec (:mod:`.decoder`) and a pure-Python XSalsa20
-(:mod:`.salsa`). None of it uses smpref's codecs, crypto wrappers or parsers, so a vector that
-passes has been computed twice, along two code paths. Adding a set means adding a
-``check_<set>.py`` here and naming it in :data:`CHECKS`.
+"""The independent verifier of the vectors: one checker per vector set (``check_<set>.py``).
+
+The checkers share only :mod:`.shared` (reading a file's tests, expectations, host rules,
+small encoders), a decoder of commands written from the spec (:mod:`.decoder`), the second
+implementation of the crypto (:mod:`smpref.independent`: its pure-Python XSalsa20 in
+:mod:`smpref.independent.salsa`, its HKDF, X25519 and padding, and the ratchet's recipient side)
+and :mod:`smpref.errors`. None of it uses smpref's codecs, crypto wrappers or parsers, or calls
+libsodium, so a vector that passes has been computed twice, along two code paths. Adding a set
+means adding a ``check_<set>.py`` here and naming it in :data:`CHECKS`.
 """
 
 from __future__ import annotations
