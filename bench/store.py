@@ -84,7 +84,8 @@ def build(root: Path, count: int) -> float:
             owner_key=rng.randbytes(32), server_dh_public=rng.randbytes(32), sender_id=sid,
             mode=ConnectionMode.Invitation if i % 2 else ConnectionMode.Contact,
             ratchet=RatchetState(1, rng.randbytes(32)), updated_at=day - rng.randrange(60))
-        state = QueueState(1, None, 0, 0, 0, 0, True, queue.ratchet)
+        state = QueueState(rec=1, journal=None, read_lines=0, read_bytes=0, write_lines=0,
+                           write_bytes=0, can_write=True, ratchet=queue.ratchet)
         for entity_id, files in (
                 (rid, {"queue_rec.log": encode_line(record_fields(1, queue, None)),
                        "queue_state.log": encode_line(state_fields(state))}),

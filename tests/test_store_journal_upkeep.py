@@ -748,7 +748,7 @@ def test_rollback_and_forget_drop_exactly_the_uncommitted_changes(tmp_path: Path
     assert (store.get(a), store.records(a)) == (original[a], records[a])
     touch(b)
     touch(c)
-    store.forget({b})  # one transmission's changes go, the other's stay
+    store.rollback_queues({b})  # one transmission's changes go, the other's stay
     assert (store.get(b), store.records(b)) == (original[b], records[b])
     store.commit()
     reread = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True)

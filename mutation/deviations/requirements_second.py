@@ -7,6 +7,7 @@ from __future__ import annotations
 from fidelity import Deviation, plant
 
 _JOURNAL = "smpref/store/journal.py"
+_BLOBS = "smpref/store/blob_accounting.py"
 _FILES = "smpref/store/filesystem.py"
 _AGENT = "smpref/agent/agent.py"
 _RETENTION = "smpref/model/retention.py"
@@ -199,22 +200,27 @@ DEVIATIONS: list[Deviation] = [
     plant("STORE-12", "a queue whose commit failed is not forgotten: its uncommitted change "
           "stays in memory", _JOURNAL,
           "                failed[entry.rid] = outcome\n"
-          "                self._drop(entry)\n",
+          "                self._discard_uncommitted(entry)\n",
           "                failed[entry.rid] = outcome\n"),
     plant("STORE-12 STORE-19", "a queue whose commit failed does not count the blob change "
           "it made before failing", _JOURNAL,
-          "            self._committed_blob_bytes += entry.blob_change\n",
-          "            self._committed_blob_bytes += entry.blob_change if outcome is None "
-          "else 0\n"),
+          "            self._blobs.commit(entry.blob_change)\n",
+          "            self._blobs.commit(entry.blob_change if outcome is None else 0)\n"),
     plant("STORE-12", "forgetting one transmission's changes forgets every uncommitted queue",
           _JOURNAL,
           "        for rid in sorted(rids):\n", "        for rid in sorted(self._dirty):\n"),
     plant("STORE-12 STORE-19", "a forgotten change's blob size stays in the running total",
           _JOURNAL,
-          "        self._blob_bytes += committed - current\n", "        pass\n"),
+          "        self._blobs.change(entry.rid, current, committed)\n",
+          "        total = self._blobs.current\n"
+          "        self._blobs.change(entry.rid, current, committed)\n"
+          "        self._blobs._current = total\n"),
     plant("STORE-12 STORE-19", "a forgotten change's blob size stays in a recount in progress",
           _JOURNAL,
-          "            self._recount += committed - current\n", "            pass\n"),
+          "        self._blobs.change(entry.rid, current, committed)\n",
+          "        recounted = self._blobs._recounted\n"
+          "        self._blobs.change(entry.rid, current, committed)\n"
+          "        self._blobs._recounted = recounted\n"),
     plant("STORE-12", "a failed write names the file's folder, not the file", _FILES,
           "            finally:\n                os.close(fd)\n        except OSError as exc:\n"
           "            raise StoreIOError(rel, exc) from None\n",
@@ -375,8 +381,9 @@ DEVIATIONS: list[Deviation] = [
           "            if _name_key(shard) <= _name_key(start):\n"),
     plant("STORE-17", "the walk returns the IDs of live reference folders as well as "
           "recipient IDs", _JOURNAL,
-          "                if self._is_queue(rid):\n",
-          "                if self._is_queue(rid) or self.fs.listdir(folder_of(rid)):\n"),
+          "                if self._queue_or_remove_leftover(rid):\n",
+          "                if self._queue_or_remove_leftover(rid) or "
+          "self.fs.listdir(folder_of(rid)):\n"),
     # STORE-18: the journal store behaves as the memory store
     plant("STORE-18", "the journal store's remove says True for a record that is not there",
           _JOURNAL,
@@ -398,14 +405,17 @@ DEVIATIONS: list[Deviation] = [
     # STORE-19: the blob total
     plant("STORE-19", "a start that finds clean=0 never recounts the blob total",
           _JOURNAL,
-          "        self._recount_pending = not last[1]\n",
-          "        self._recount_pending = False\n"),
-    plant("STORE-19", "usage.log gets a line only when the blob total grows", _JOURNAL,
-          "        if self._committed_blob_bytes != self._persisted_blob_bytes:\n",
-          "        if self._committed_blob_bytes > self._persisted_blob_bytes:\n"),
+          "        self._blobs = BlobAccounting(last[0], recount_pending=not last[1])\n",
+          "        self._blobs = BlobAccounting(last[0], recount_pending=False)\n"),
+    plant("STORE-19", "usage.log gets a line only when the blob total grows", _BLOBS,
+          "        return self._committed != self._saved\n",
+          "        return self._committed > self._saved\n"),
     plant("STORE-19", "a blob changed in a queue the recount has passed is not counted in "
           "the recount", _JOURNAL,
-          "            self._recount += size - old\n", "            pass\n"),
+          "        self._blobs.change(entry.rid, _blob_size(entry.current), _blob_size(new))\n",
+          "        recounted = self._blobs._recounted\n"
+          "        self._blobs.change(entry.rid, _blob_size(entry.current), _blob_size(new))\n"
+          "        self._blobs._recounted = recounted\n"),
     plant("STORE-19", "a start takes the first total usage.log saved, not the last",
           _JOURNAL,
           "        last = usage.valid[-1].value if usage.valid else (0, False)\n",

@@ -100,7 +100,7 @@ class GroupCommitStore(QueueStore):
 
     def rollback(self) -> None:
         """Forget the changes since the savepoint; their queues are lost to the group."""
-        self.inner.forget(self._since_savepoint)
+        self.inner.rollback_queues(self._since_savepoint)
         self._lost |= self._since_savepoint
         self._since_savepoint.clear()
 

@@ -13,6 +13,9 @@ Theory of operation:
   ``commit`` writes them in the order of STORE-13, ending with the ``queue_state.log`` line that
   is the commit point. The server calls ``commit`` before it answers, so an acknowledged change
   is durable (STORE-7); ``rollback`` forgets uncommitted changes after a failed commit.
+* **The blob total** (STORE-19) is kept in step with each change by
+  :class:`~smpref.store.blob_accounting.BlobAccounting`, saved in ``usage.log`` at each commit
+  that changes it, and recounted by the sweep's first whole walk after an unclean start.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from smpref.errors import LineError, NotAStoreError, StoreCorruptError, StoreErr
 from smpref.model.environment import Clock
 from smpref.model.queue_store import QueueStore
 from smpref.model.records import QueueRecord, StoredRecord, ids_by_role
+from smpref.store.blob_accounting import BlobAccounting
 from smpref.store.filesystem import FileSystem, ReadOnlyFileSystem, StoreLock
 from smpref.store.line_fields import (
     FORMAT_VERSION,
@@ -178,12 +182,7 @@ class JournalStore(QueueStore):
         self._dirty: set[bytes] = set()
         self._cached = 0  # sum of the open queues' ``size``
         self._ids: dict[bytes, bytes] = {}  # every ID of every open queue -> recipient ID
-        self._blob_bytes = 0  # with uncommitted changes
-        self._committed_blob_bytes = 0  # of the committed queues
-        self._persisted_blob_bytes = 0  # in usage.log
-        self._recount: int | None = None  # running total of a recount in progress
-        self._recount_cursor: bytes | None = None
-        self._recount_pending = False
+        self._blobs: BlobAccounting  # set by _start, from usage.log
         self._pool = ThreadPoolExecutor(commit_workers, thread_name_prefix="smpref-commit") \
             if commit_workers > 1 else None
         self._lock: StoreLock | None = None
@@ -225,21 +224,20 @@ class JournalStore(QueueStore):
         data = self.fs.read(USAGE) or b""
         usage = read_log(data, _usage)
         last = usage.valid[-1].value if usage.valid else (0, False)
-        self._blob_bytes = self._committed_blob_bytes = self._persisted_blob_bytes = last[0]
         # Not closed cleanly: the total may miss the last change; the first sweep recounts.
-        self._recount_pending = not last[1]
+        self._blobs = BlobAccounting(last[0], recount_pending=not last[1])
         if not self.read_only:
             self._write_usage(clean=False, rewrite=True)
 
     def _write_usage(self, *, clean: bool, rewrite: bool = False) -> None:
-        total = self._committed_blob_bytes
+        total = self._blobs.committed
         line = encode_line([("v", FORMAT_VERSION), ("blob", str(total)),
                             ("clean", "1" if clean else "0")])
         if rewrite:
             self._compact("", USAGE, line, keep_backups=0)
         else:
             self.fs.append(USAGE, line)
-        self._persisted_blob_bytes = total
+        self._blobs.saved(total)
 
     def close(self) -> None:
         """Commit, close every queue, record a clean shutdown, and release the lock (also when
@@ -343,7 +341,7 @@ class JournalStore(QueueStore):
         return False
 
     def blob_bytes(self) -> int:
-        return self._blob_bytes
+        return self._blobs.current
 
     def _live(self, recipient_id: bytes) -> _Queue:
         entry = self._queue(recipient_id)
@@ -359,12 +357,7 @@ class JournalStore(QueueStore):
 
     def _account(self, entry: _Queue, new: QueueRecord | None) -> None:
         """Keep the blob total, and a recount in progress, in step with a change."""
-        old = entry.current.link.blob_size if entry.current and entry.current.link else 0
-        size = new.link.blob_size if new and new.link else 0
-        self._blob_bytes += size - old
-        if self._recount is not None and self._recount_cursor is not None \
-                and entry.rid <= self._recount_cursor:
-            self._recount += size - old
+        self._blobs.change(entry.rid, _blob_size(entry.current), _blob_size(new))
 
     # --- the sweep's walk -------------------------------------------------------------------
 
@@ -373,8 +366,8 @@ class JournalStore(QueueStore):
         shard folders one at a time (STORE-17). Leftovers of crashed creations and deletions
         met on the way are removed. A walk from ``None`` to its end also recounts the blob
         total when the store was not closed cleanly."""
-        if after is None and self._recount_pending:
-            self._recount, self._recount_cursor, self._recount_pending = 0, b"", False
+        if after is None:
+            self._blobs.start_recount_if_pending()
         shards = sorted(self.fs.listdir(QUEUES), key=_name_key)
         start = b64(after)[:2] if after is not None else ""
         found: list[bytes] = []
@@ -388,19 +381,18 @@ class JournalStore(QueueStore):
                     continue
                 if after is not None and rid <= after:
                     continue
-                if self._is_queue(rid):
+                if self._queue_or_remove_leftover(rid):
                     found.append(rid)
                     if len(found) == limit:
                         self._recount_walked(found)
                         return found
         self._recount_walked(found)
-        if self._recount is not None:
-            self._blob_bytes = self._committed_blob_bytes = self._recount
-            self._recount = self._recount_cursor = None
+        self._blobs.finish_recount()
         return found
 
     def _recount_walked(self, rids: list[bytes]) -> None:
-        if self._recount is None:
+        """Count the blobs of the queues a walk returns, if it recounts."""
+        if not self._blobs.recounting:
             return
         for rid in rids:
             try:
@@ -408,12 +400,13 @@ class JournalStore(QueueStore):
             except StoreError as exc:
                 self._report(f"blob recount skipped an unreadable queue: {exc}")
                 queue = None
-            if queue is not None and queue.link is not None:
-                self._recount += queue.link.blob_size
-            self._recount_cursor = rid
+            self._blobs.count_walked(rid, _blob_size(queue))
 
-    def _is_queue(self, rid: bytes) -> bool:
-        """Whether a folder holds a queue; removes it when it holds a leftover (STORE-15)."""
+    def _queue_or_remove_leftover(self, rid: bytes) -> bool:
+        """Whether ``rid``'s folder, met by the walk, holds a queue: an open one not deleted,
+        or a committed one on disk, readable or not. A folder that holds neither a queue nor
+        live references is a leftover of a crashed creation or deletion (STORE-15): it is
+        removed (read-only: reported) before this says False."""
         if rid in self._open:
             return self._open[rid].current is not None
         folder = folder_of(rid)
@@ -427,15 +420,19 @@ class JournalStore(QueueStore):
             # a queue_state.log without one complete line: a creation that never committed
         refs = [n for n in names if n.endswith(".ref")]
         if refs and all(self._ref_is_live(rid, n) for n in refs):
-            return False
+            return False  # the folder of a live sender, notifier or link ID
+        self._remove_leftover(folder, names)
+        return False
+
+    def _remove_leftover(self, folder: str, names: list[str]) -> None:
+        """Remove a leftover folder holding ``names``; read-only, report it instead."""
         if self.read_only:
             self._report(f"{folder}: a leftover folder ({', '.join(sorted(names)) or 'empty'}); "
                          "--repair removes it")
-            return False
+            return
         self.fs.rmtree(folder)
         self.stats.leftovers_removed += 1
         self._report(f"{folder}: removed a leftover folder ({', '.join(sorted(names)) or 'empty'})")
-        return False
 
     def _ref_is_live(self, entity_id: bytes, name: str) -> bool:
         """Whether a reference file is complete and names a folder that holds a queue; a
@@ -625,18 +622,18 @@ class JournalStore(QueueStore):
             outcomes = [self._commit_entry(entry) for entry in entries]
         failed: dict[bytes, StoreError] = {}
         for entry, outcome in zip(entries, outcomes, strict=True):
-            self._committed_blob_bytes += entry.blob_change
+            self._blobs.commit(entry.blob_change)
             if outcome is not None:
                 failed[entry.rid] = outcome
-                self._drop(entry)
+                self._discard_uncommitted(entry)
                 continue
             if entry.current is None:
-                self._forget(entry)
+                self._close_queue(entry)
             else:
                 size = entry.cached_bytes()
                 self._cached += size - entry.size
                 entry.size = size
-        if self._committed_blob_bytes != self._persisted_blob_bytes:
+        if self._blobs.unsaved:
             try:
                 self._write_usage(clean=False)
             except StoreError as exc:
@@ -663,31 +660,29 @@ class JournalStore(QueueStore):
     def rollback(self) -> None:
         """Forget uncommitted changes: their queues are read again from disk when next used."""
         for rid in sorted(self._dirty):
-            self._forget(self._open[rid])
+            self._close_queue(self._open[rid])
         self._dirty.clear()
-        self._blob_bytes = self._committed_blob_bytes
+        self._blobs.rollback()
 
-    def forget(self, rids: set[bytes]) -> None:
+    def rollback_queues(self, rids: set[bytes]) -> None:
         """Forget the uncommitted changes of these queues only (a group commit's rollback of
         one transmission); the other queues' changes stay, to be committed."""
         for rid in sorted(rids):
             entry = self._open.get(rid)
             if entry is not None and rid in self._dirty:
                 self._dirty.discard(rid)
-                self._drop(entry)
+                self._discard_uncommitted(entry)
 
-    def _drop(self, entry: _Queue) -> None:
-        """Forget an open queue whose changes are not committed, and take its uncommitted
-        blob size out of the running total."""
+    def _discard_uncommitted(self, entry: _Queue) -> None:
+        """Close an open queue whose changes are not committed (it is read again from disk
+        when next used), and take its uncommitted blob change out of the blob total."""
         committed = entry.stored.link.size if entry.stored and entry.stored.link else 0
-        current = entry.current.link.blob_size if entry.current and entry.current.link else 0
-        self._blob_bytes += committed - current
-        if self._recount is not None and self._recount_cursor is not None \
-                and entry.rid <= self._recount_cursor:
-            self._recount += committed - current
-        self._forget(entry)
+        current = _blob_size(entry.current)
+        self._blobs.change(entry.rid, current, committed)
+        self._close_queue(entry)
 
-    def _forget(self, entry: _Queue) -> None:
+    def _close_queue(self, entry: _Queue) -> None:
+        """Take an open queue out of the LRU and the ID index; nothing is written."""
         self._unindex(entry)
         if self._open.pop(entry.rid, None) is not None:
             self._cached -= entry.size
@@ -790,8 +785,9 @@ class JournalStore(QueueStore):
 
         Returns the state's journal fields (to be committed), the byte size of each live line,
         and the journal to remove once the state is committed."""
-        base = entry.state or QueueState(0, None, 0, 0, 0, 0, True,
-                                         entry.current.ratchet)  # type: ignore[union-attr]
+        base = entry.state or QueueState(
+            rec=0, journal=None, read_lines=0, read_bytes=0, write_lines=0, write_bytes=0,
+            can_write=True, ratchet=entry.current.ratchet)  # type: ignore[union-attr]
         committed, current = entry.committed_records, entry.records
         ids = {r.msg_id for r in current}
         kept = [r for r in committed if r.msg_id in ids]
@@ -893,9 +889,9 @@ class JournalStore(QueueStore):
             if entry.rid in self._dirty or (entry is newest and not idle):
                 continue  # uncommitted, or the queue just used, which its caller holds
             closing.append(entry)
-            count, cached = count - 1, cached - entry.size  # as _forget will leave them
+            count, cached = count - 1, cached - entry.size  # as _close_queue will leave them
         for entry in closing:
-            self._forget(entry)
+            self._close_queue(entry)
             self.stats.evicted += 1
 
     def open_count(self) -> int:
@@ -906,6 +902,11 @@ class JournalStore(QueueStore):
         self.stats.warnings.append(message)
         if self._warn is not None:
             self._warn(message)
+
+
+def _blob_size(queue: QueueRecord | None) -> int:
+    """The bytes of a queue's link blob: 0 without a queue or without a link."""
+    return queue.link.blob_size if queue is not None and queue.link is not None else 0
 
 
 def _journal_name(journal: str | None) -> str:
