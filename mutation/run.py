@@ -102,10 +102,6 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
     ("smpref/model/deployed_effects.py", "ReplaceTrueWithFalse", "by_lget=True)",
      "LKEY reaches only deployed queues (DEP-1), whose link data waits for the first SEND "
      "however they were secured: by_lget changes nothing for them"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator",
-     "session.version < legacy.IMPLIED_SESSION_VERSION",
-     "a session carries a version only for layouts older than the notation's, and of those "
-     "only 6 is served (DIV-37): `<`, `<=` and `!=` against 7 agree on 6"),
     ("smpref/model/server.py", "ReplaceComparisonOperator", 'if entity == "link_id"',
      "the entity kinds left after link_key are none, recipient_id, sender_id, notifier_id "
      "and link_id; none of the others sorts at or below 'link_id'"),
@@ -146,7 +142,11 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
      "only sender_key and notifier_key reach this line, and 'notifier_key' sorts below it"),
     ("smpref/model/server.py", "ReplaceComparisonOperator", 'if signer == "notifier_key"',
      "only notifier_key reaches this line (the other signers returned before)"),
-    ("smpref/store/journal.py", "", "QueueState(0, None, 0, 0, 0, 0, True,",
+    ("smpref/store/journal.py", "",
+     "rec=0, journal=None, read_lines=0, read_bytes=0, write_lines=0, write_bytes=0,",
+     "the base state of a queue never committed: it has no journal, so both paths of "
+     "_write_journal replace every field but the ratchet before the line is written"),
+    ("smpref/store/journal.py", "", "can_write=True, ratchet=entry.current.ratchet)",
      "the base state of a queue never committed: it has no journal, so both paths of "
      "_write_journal replace every field but the ratchet before the line is written"),
     ("smpref/store/journal.py", "", "if self._ids.get(entity_id) == entry.rid:",
@@ -182,10 +182,6 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
      "the bounds, none is", "if not over and not idle:"),
     ("smpref/store/journal.py", "Eq_GtE", 'return int(blob), clean == "1"',
      "clean is '0' or '1' here, checked just before"),
-    ("smpref/store/journal.py", "ReplaceFalseWithTrue",
-     'self._recount, self._recount_cursor, self._recount_pending = 0, b"", False',
-     "a pending recount starts again at the next walk from the start and gives the same total: "
-     "a cost, not a behaviour"),
     ("smpref/store/journal.py", "AddNot",
      "if old is not None and queue.link.blob is entry.committed_blob:",
      "the fast path only skips encoding and hashing a blob whose digest the slow path then "
@@ -201,8 +197,6 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
      "backup's place"),
     ("smpref/store/journal.py", "ReplaceTrueWithFalse", "self._pool.shutdown(wait=True)",
      "the pool is idle when it is stopped: commit_all has collected every result"),
-    ("smpref/store/journal.py", "ReplaceFalseWithTrue", "self._recount_pending = False",
-     "_start sets it from usage.log before it is read"),
     ("smpref/store/journal.py", "ZeroIterationForLoop", "for entity_id in entry.current.ids()",
      "indexing a queue read from disk only saves reading its reference files: a lookup that "
      "misses the index reads the reference, and id_taken sees the folder",
@@ -234,12 +228,6 @@ EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
      "set when the queue is loaded or first committed, before it is read"),
     ("smpref/store/journal.py", "Gt_NotEq", "_log.line_count > 1 or",
      "a log without one complete valid line returned or raised before: it has at least one"),
-    ("smpref/store/journal.py", "NumberReplacer", "self._persisted_blob_bytes = 0",
-     "_start sets it from usage.log before it is read"),
-    ("smpref/store/journal.py", "NumberReplacer", "self._committed_blob_bytes = 0",
-     "_start sets it from usage.log before it is read"),
-    ("smpref/store/journal.py", "NumberReplacer", "self._blob_bytes = 0",
-     "_start sets it from usage.log before it is read"),
     ("smpref/store/journal.py", "NumberReplacer", "return encode_line(record_fields(0, queue,",
      "the version is a placeholder that makes two record lines comparable: any constant does"),
     ("smpref/store/journal.py", "ReplaceAndWithOr", "if entry is not None and rid in self._dirty:",
