@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from smpref.clientcheck.case_run import CaseRun, CaseState, Moment, subscribed_queues
 from smpref.clientcheck.catalogue import CASE_BY_NUMBER
@@ -117,6 +117,12 @@ class TargetMessage(AcknowledgedMessage):
 
     #: the message the client must acknowledge, once the case put it in the queue
     target: bytes | None = None
+    #: the verdict's detail when the client acknowledges the target
+    passed: ClassVar[str]
+
+    def acknowledged(self, acked: bytes) -> None:
+        if self.target is not None and acked == self.target:
+            self.decide(Verdict.PASS, self.passed)
 
     def finish(self, still_open: set[int]) -> None:
         if self.conn in still_open:
@@ -130,20 +136,31 @@ class TargetMessage(AcknowledgedMessage):
 
 
 @dataclass
-class QuotaReached(TargetMessage):
-    """Case 4: the queue fills up and the quota marker arrives."""
-
-    case = CASE_BY_NUMBER[4]
+class IdleQueueMessage(TargetMessage):
+    """A case that starts on a subscribed queue with nothing in flight and puts its target
+    there (:meth:`put`, on the engine's thread)."""
 
     def on_judged(self, moment: Moment) -> bool:
         idle = moment.idle()
         if not idle:
             return False
         self.begin(moment.conn, idle[0])
-        self.stage.soon(self._fill)
+        self.stage.soon(self.put)
         return True
 
-    def _fill(self, model: Server) -> list[Outgoing]:
+    def put(self, model: Server) -> list[Outgoing]:
+        """Put the target in the case's queue; what the server sends for it."""
+        raise NotImplementedError(f"case {self.case.number} puts no message")
+
+
+@dataclass
+class QuotaReached(IdleQueueMessage):
+    """Case 4: the queue fills up and the quota marker arrives."""
+
+    case = CASE_BY_NUMBER[4]
+    passed = "the client acknowledged the quota marker"
+
+    def put(self, model: Server) -> list[Outgoing]:
         queue = self.queue_ready(model)
         if queue is None:
             return []
@@ -159,26 +176,15 @@ class QuotaReached(TargetMessage):
             self.target = markers[-1]
         return out
 
-    def acknowledged(self, acked: bytes) -> None:
-        if self.target is not None and acked == self.target:
-            self.decide(Verdict.PASS, "the client acknowledged the quota marker")
-
 
 @dataclass
-class NotificationFlag(TargetMessage):
+class NotificationFlag(IdleQueueMessage):
     """Case 5: a message with the notification flag."""
 
     case = CASE_BY_NUMBER[5]
+    passed = "the client acknowledged the message with the notification flag"
 
-    def on_judged(self, moment: Moment) -> bool:
-        idle = moment.idle()
-        if not idle:
-            return False
-        self.begin(moment.conn, idle[0])
-        self.stage.soon(self._notify)
-        return True
-
-    def _notify(self, model: Server) -> list[Outgoing]:
+    def put(self, model: Server) -> list[Outgoing]:
         queue = self.queue_ready(model)
         if queue is None:
             return []
@@ -186,17 +192,13 @@ class NotificationFlag(TargetMessage):
         self.target = model.store.records(self.rid)[-1].msg_id
         return out
 
-    def acknowledged(self, acked: bytes) -> None:
-        if self.target is not None and acked == self.target:
-            self.decide(Verdict.PASS, "the client acknowledged the message with the "
-                        "notification flag")
-
 
 @dataclass
 class AnswerAndMessage(TargetMessage):
     """Case 6: an answer and a message in one block."""
 
     case = CASE_BY_NUMBER[6]
+    passed = "the client read the answer and the message of one block and acknowledged the message"
 
     def on_block(self, c: Connection, heads: list[tuple[int, Transmission]]
                  ) -> Intervention | None:
@@ -216,11 +218,6 @@ class AnswerAndMessage(TargetMessage):
             assert isinstance(pushed[0], MSG)
             self.target = pushed[0].msg_id
         return out
-
-    def acknowledged(self, acked: bytes) -> None:
-        if self.target is not None and acked == self.target:
-            self.decide(Verdict.PASS, "the client read the answer and the message of one "
-                        "block and acknowledged the message")
 
 
 
