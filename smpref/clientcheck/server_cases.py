@@ -145,11 +145,15 @@ class IdleQueueMessage(TargetMessage):
         if not idle:
             return False
         self.begin(moment.conn, idle[0])
-        self.stage.soon(self.put)
+        self.stage.soon(self._when_ready)
         return True
 
-    def put(self, model: Server) -> list[Outgoing]:
-        """Put the target in the case's queue; what the server sends for it."""
+    def _when_ready(self, model: Server) -> list[Outgoing]:
+        queue = self.queue_ready(model)
+        return [] if queue is None else self.put(model, queue)
+
+    def put(self, model: Server, queue: QueueRecord) -> list[Outgoing]:
+        """Put the target in ``queue``, the case's, ready for it; what the server sends."""
         raise NotImplementedError(f"case {self.case.number} puts no message")
 
 
@@ -160,16 +164,13 @@ class QuotaReached(IdleQueueMessage):
     case = CASE_BY_NUMBER[4]
     passed = "the client acknowledged the quota marker"
 
-    def put(self, model: Server) -> list[Outgoing]:
-        queue = self.queue_ready(model)
-        if queue is None:
-            return []
+    def put(self, model: Server, queue: QueueRecord) -> list[Outgoing]:
         out: list[Outgoing] = []
         for _ in range(model.config.quota + 1):
-            queue = model.store.get(self.rid)
-            if queue is None or not queue.can_write:
+            current = model.store.get(self.rid)
+            if current is None or not current.can_write:
                 break
-            out += message_arrives(model, queue, BODY % 4)
+            out += message_arrives(model, current, BODY % 4)
         markers = [r.msg_id for r in model.store.records(self.rid)
                    if r.kind is RecordKind.Quota]
         if markers:
@@ -184,10 +185,7 @@ class NotificationFlag(IdleQueueMessage):
     case = CASE_BY_NUMBER[5]
     passed = "the client acknowledged the message with the notification flag"
 
-    def put(self, model: Server) -> list[Outgoing]:
-        queue = self.queue_ready(model)
-        if queue is None:
-            return []
+    def put(self, model: Server, queue: QueueRecord) -> list[Outgoing]:
         out = message_arrives(model, queue, BODY % 5, notification=True)
         self.target = model.store.records(self.rid)[-1].msg_id
         return out
