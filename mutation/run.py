@@ -572,9 +572,10 @@ TARGETS = (
            MACHINES_AND_RULES),
     Target("ratchet", ("smpref/crypto/ratchet.py",),
            ("tests/test_ratchet.py", "tests/test_model_machine.py")),
-    Target("store journal", ("smpref/store/journal.py",),
-           ("tests/test_store_journal_upkeep.py", "tests/test_store_journal.py",
-            "tests/test_store_faults.py", "tests/test_store_machine.py")),
+    Target("store journal", ("smpref/store/journal.py", "smpref/store/blob_accounting.py"),
+           ("tests/test_blob_accounting.py", "tests/test_store_journal_upkeep.py",
+            "tests/test_store_journal.py", "tests/test_store_faults.py",
+            "tests/test_store_machine.py")),
     # the dispatch commits each command: only the journal store, reopened by the store
     # machine, shows a commit that never happened
     Target("server dispatch", ("smpref/model/server.py",),
