@@ -107,3 +107,20 @@ BAD_DEFINITIONS = [
 def test_bad_definitions_are_rejected_with_a_reason(text: str, message: str) -> None:
     with pytest.raises(NotationError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_definitions(text)
+
+
+def test_each_type_has_the_doc_its_definition_line_gives() -> None:
+    """The doc of every enum, record and union is the quoted text on its definition's line in
+    spec/commands.smpn, read here with a regular expression, not the parser: a kind (``char``,
+    ``word``), which the parser also reads as a string, is never taken for it."""
+    import re
+
+    from smpref.resources import spec_text
+
+    defs = load()
+    found = re.findall(r'^(enum|record|union) (\w+)(?: (?:char|word))? "([^"]*)"',
+                       spec_text("commands.smpn"), re.MULTILINE)
+    assert len(found) >= 30
+    tables = {"enum": defs.enums, "record": defs.records, "union": defs.unions}
+    for kind, name, doc in found:
+        assert tables[kind][name].doc == doc, (kind, name)

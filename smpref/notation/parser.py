@@ -36,6 +36,13 @@ from smpref.resources import grammar_text, kept, parser_cache, spec_text
 _OPEN_ENDED_BUILTINS = frozenset({"Tail", "Text", "Sealed"})
 
 
+def _doc(items: list[Any]) -> str:
+    """The doc string among a definition's parsed parts, or "": the ``doc`` rule's plain
+    ``str``. A lark Token is a ``str`` too (an enum or union kind such as ``char``), and is
+    never the doc."""
+    return next((r for r in items if isinstance(r, str) and not isinstance(r, Token)), "")
+
+
 def _unquote(token: Token) -> str:
     value = ast.literal_eval(str(token))
     assert isinstance(value, str)
@@ -117,7 +124,7 @@ class _ToDefinitions(Transformer[Token, Any]):
 
     def field(self, items: list[Any]) -> Field:
         name, type_ref, *rest = items
-        doc = next((r for r in rest if isinstance(r, str)), "")
+        doc = _doc(rest)
         attrs = _Attributes(rest)
         return Field(
             name=str(name),
@@ -134,13 +141,13 @@ class _ToDefinitions(Transformer[Token, Any]):
 
     def enum_def(self, items: list[Any]) -> EnumDef:
         name, kind, *rest = items
-        doc = next((r for r in rest if isinstance(r, str)), "")
+        doc = _doc(rest)
         members = tuple(r for r in rest if isinstance(r, EnumMember))
         return EnumDef(str(name), str(kind), members, doc)
 
     def record_def(self, items: list[Any]) -> RecordDef:
         name, *rest = items
-        doc = next((r for r in rest if isinstance(r, str)), "")
+        doc = _doc(rest)
         attrs = _Attributes(rest)
         return RecordDef(
             name=str(name),
@@ -153,14 +160,14 @@ class _ToDefinitions(Transformer[Token, Any]):
 
     def variant(self, items: list[Any]) -> Variant:
         tag, *rest = items
-        doc = next((r for r in rest if isinstance(r, str)), "")
+        doc = _doc(rest)
         attrs = _Attributes(rest)
         return Variant(str(tag), _items(rest), doc, attrs.get("versions", Versions()),
                        attrs.get("older"))
 
     def union_def(self, items: list[Any]) -> UnionDef:
         name, *rest = items
-        doc = next((r for r in rest if isinstance(r, str)), "")
+        doc = _doc(rest)
         attrs = _Attributes(rest)
         variants = tuple(r for r in rest if isinstance(r, Variant))
         kind = next((str(r) for r in rest if isinstance(r, Token) and r.type == "ENUM_KIND"),
@@ -169,7 +176,7 @@ class _ToDefinitions(Transformer[Token, Any]):
 
     def message_def(self, items: list[Any]) -> MessageDef:
         kind, tag, *rest = items
-        doc = next((r for r in rest if isinstance(r, str)), "")
+        doc = _doc(rest)
         attrs = _Attributes(rest)
         auth_rule, auth_field = attrs.get("auth", ("forbidden", ""))
         signer, signer_field = attrs.get("signer", ("none", ""))

@@ -650,7 +650,7 @@ ErrorType.INTERNAL = ErrorType_INTERNAL
 
 
 class QueueReqData(Struct):
-    """char"""
+    """Deployed queueReqData (v15+): the queue's mode and, optionally, its link."""
 
     __slots__ = ()
     M: ClassVar[type[QueueReqData_M]]
