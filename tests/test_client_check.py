@@ -766,3 +766,19 @@ def test_a_watcher_that_fails_costs_no_client_its_answers(tmp_path: Path) -> Non
         assert server.stop_failures == []
 
     asyncio.run(main())
+
+
+def test_every_case_defines_what_its_parents_leave_open() -> None:
+    """The shared parents of the cases that leave finish, acknowledged, put or act to each
+    case cannot be made, and every case in the table can (a case that forgot one would fail
+    here, not in the middle of a check)."""
+    import inspect
+
+    from smpref.clientcheck import server_cases
+    from smpref.clientcheck.case_run import CaseRun
+
+    assert all(not inspect.isabstract(cls) for cls in server_cases.CASE_TYPES.values())
+    assert sorted(server_cases.CASE_TYPES) == list(range(1, 10))
+    for parent in (CaseRun, server_cases.AcknowledgedMessage, server_cases.IdleQueueMessage,
+                   server_cases.SubscriptionEnds):
+        assert inspect.isabstract(parent), parent.__name__

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import time
+from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -107,10 +108,11 @@ class Moment:
 
 
 @dataclass
-class CaseRun:
+class CaseRun(ABC):
     """One case in this check: waiting for its moment, started, or decided. A subclass is one
     case (its catalogue entry :attr:`case`); the hooks here do nothing, so that each case
-    overrides only those it acts on, and :meth:`finish`, which every case overrides."""
+    overrides only those it acts on, and :meth:`finish`, which every case must define (a
+    class without it cannot be made)."""
 
     #: the catalogue's entry: number, title, requirement IDs
     case: ClassVar[Case]
@@ -201,7 +203,7 @@ class CaseRun:
 
     # --- the end ------------------------------------------------------------------------------
 
+    @abstractmethod
     def finish(self, still_open: set[int]) -> None:
         """Decide what the end decides, for a case that started and is not decided.
         ``still_open``: the connections the client had open when the check was ended."""
-        raise NotImplementedError(f"case {self.case.number} decides nothing at the end")

@@ -12,6 +12,7 @@ tell is decided by its :meth:`~smpref.clientcheck.case_run.CaseRun.finish`.
 from __future__ import annotations
 
 import time
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -49,10 +50,10 @@ class AcknowledgedMessage(CaseRun):
         if rid == self.rid and tag == "ACK":
             self.acknowledged(acked)
 
+    @abstractmethod
     def acknowledged(self, acked: bytes) -> None:
         """The client acknowledged ``acked`` on the case's queue: decide if it is the case's
         message."""
-        raise NotImplementedError(f"case {self.case.number} does not judge the ACK")
 
     def unacknowledged(self, detail: str) -> None:
         """The case's message was left unacknowledged: a fault when the client went on with
@@ -152,9 +153,9 @@ class IdleQueueMessage(TargetMessage):
         queue = self.queue_ready(model)
         return [] if queue is None else self.put(model, queue)
 
+    @abstractmethod
     def put(self, model: Server, queue: QueueRecord) -> list[Outgoing]:
         """Put the target in ``queue``, the case's, ready for it; what the server sends."""
-        raise NotImplementedError(f"case {self.case.number} puts no message")
 
 
 @dataclass
@@ -251,9 +252,9 @@ class SubscriptionEnds(CaseRun):
         self.acted = time.monotonic()
         return self.act(model, queue)
 
+    @abstractmethod
     def act(self, model: Server, queue: QueueRecord) -> list[Outgoing]:
         """End the subscription to ``queue``; what the server sends."""
-        raise NotImplementedError(f"case {self.case.number} does not end the subscription")
 
     def hold(self, spacing: float) -> float:
         return spacing  # only the end decides it: the next case need not wait for the client
