@@ -17,8 +17,9 @@ costs). Then each shard's mutants are judged in one warm process that forks a ch
 (the ``mutation`` profile: ``ci`` without shrinking), stopping at the first failure. Tests that
 plant their own bug in a machine (they check the machine, not the module) are left out.
 
-Known equivalent mutants (:data:`EQUIVALENT`) are recognised before they run, from the line
-they mutate, and counted as equivalent without running: running one can only kill it (it
+Known equivalent mutants are marked on the line they mutate, in the mutated module
+(mutation/equivalents.py says how); one that names its operator exactly is recognised before it
+runs and counted as equivalent without running: running one can only kill it (it
 counts as equivalent either way in the kill rate), and a survivor costs every test of its
 target. ``--run-equivalents`` runs them as well.
 
@@ -52,6 +53,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import equivalents
+
 REPO = Path(__file__).resolve().parent.parent
 
 #: Operators left out, and why: binary-operator swaps other than + and - are mostly type errors
@@ -73,318 +76,6 @@ EXCLUDED_OPERATORS = [
 ]
 
 
-class Equivalent(NamedTuple):
-    """A surviving mutant no test can tell from the original: in ``module`` ("*": any), made by
-    an operator whose name contains ``operator``, on a line containing ``piece``, right after
-    a line containing ``after`` when that is given; ``why`` says why."""
-
-    module: str
-    operator: str
-    piece: str
-    why: str
-    after: str = ""
-
-
-#: every known equivalent survivor; docs/mutation-equivalents.md lists them
-EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
-    ("*", "ReplaceTrueWithFalse", "@dataclass(frozen=True, slots=True)",
-     "frozen and slots only forbid misuse: no code assigns to these objects or adds attributes"),
-    ("*", "AddNot", "server.observe(",
-     "changes the name reported to the coverage observer, not what the server does"),
-    ("smpref/model/effects.py", "GtE_Eq", "state.since_update >= server.config.ratchet_update",
-     "since_update never passes the interval: it is reset to 0 when it reaches it (QENC-4)"),
-    ("smpref/model/effects.py", "ReplaceAndWithOr", "assert material.rcv_dh_secret",
-     "an internal assertion that the LOW_ORDER_KEY guard has already made true"),
-    ("smpref/model/effects.py", "ReplaceAndWithOr",
-     "link=link_of(link_id, request.blob) if link_id is not None and request.blob",
-     "a NEW's LinkId and link data are None together: a link carries both, and the server "
-     "chooses a LinkId only for a deployed link, which has data (step._draw_material)"),
-    ("smpref/model/deployed_effects.py", "ReplaceTrueWithFalse", "by_lget=True)",
-     "LKEY reaches only deployed queues (DEP-1), whose link data waits for the first SEND "
-     "however they were secured: by_lget changes nothing for them"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator", 'if entity == "link_id"',
-     "the entity kinds left after link_key are none, recipient_id, sender_id, notifier_id "
-     "and link_id; none of the others sorts at or below 'link_id'"),
-    ("smpref/model/relay.py", "ReplaceComparisonOperator",
-     "if transmissions is not None and len(transmissions) > 1",
-     "decode_batch refuses a count of 0, so a batch that parses holds 1 or more: `> 1` and "
-     "`!= 1` agree"),
-    ("smpref/model/relay.py", "NumberReplacer", "transmissions[0] if transmissions else None",
-     "after the SEVERAL check the list has one transmission: index 0 and -1 are the same"),
-    ("smpref/model/relay.py", "ReplaceAndWithOr", "assert forwarded is not None and client_key",
-     "an internal assertion for the type checker: the accepting rule runs only when no "
-     "failure guard held, and then all three are set"),
-    ("smpref/model/rules.py", "Eq_GtE", "return self.outcome == ACCEPT",
-     "every rejecting outcome is an upper-case error name, which sorts below 'accept'"),
-    ("smpref/model/rules.py", "NotEq_Lt", "return len(set(chosen)) != len(chosen)",
-     "a set is never larger than the list it is made from"),
-    ("smpref/model/rules.py", "NotEq_Gt", "(queue is not None) != self.found",
-     "no rule requires a found queue, and for found=False rules `>` and `!=` agree"),
-    ("smpref/model/rules.py", "NotEq_Gt", "LinkPartPriority.Mandatory) != 1",
-     "a blob without a mandatory part already fails the first-part check before it"),
-    ("smpref/model/rules.py", "GtE_Eq", "return counted >= server.config.quota",
-     "a queue never holds more than `quota` counted records: the quota marker is the last"),
-    ("smpref/model/delivery.py", "Eq_LtE", "last = queue.suspended and len(records) == 1",
-     "records is not empty here (the function returned before)"),
-    ("smpref/model/delivery.py", "ReplaceOrWithAnd", "if sid is None or sid not in server.",
-     "a notifier subscription is removed with its session, its notifier (NDEL) and its queue"),
-    ("smpref/model/retention.py", "", "len(queue.link.blob.parts) == 1",
-     "a blob always has its mandatory part, and with no optional part the gain is 0 anyway"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator", 'definition.signer == "field"',
-     "the notation allows only the signers recipient_key, sender_key, notifier_key and "
-     "field(...) (spec/notation.md); none of the others sorts at or below 'field'"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator", 'if entity == "link_key"',
-     "the notation's entity kinds are none, recipient_id, sender_id, notifier_id and "
-     "link_key; none of the others sorts at or below 'link_key'"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator", "entity_id) == LINK_ID_SIZE",
-     "a k of another length names no link either way: its SHA-256 is no queue's link ID"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator", 'if signer == "sender_key"',
-     "only sender_key and notifier_key reach this line, and 'notifier_key' sorts below it"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator", 'if signer == "notifier_key"',
-     "only notifier_key reaches this line (the other signers returned before)"),
-    ("smpref/store/journal.py", "",
-     "rec=0, journal=None, read_lines=0, read_bytes=0, write_lines=0, write_bytes=0,",
-     "the base state of a queue never committed: it has no journal, so both paths of "
-     "_write_journal replace every field but the ratchet before the line is written"),
-    ("smpref/store/journal.py", "", "can_write=True, ratchet=entry.current.ratchet)",
-     "the base state of a queue never committed: it has no journal, so both paths of "
-     "_write_journal replace every field but the ratchet before the line is written"),
-    ("smpref/store/journal.py", "", "if self._ids.get(entity_id) == entry.rid:",
-     "an ID maps to one queue only (QUEUE-4), and every ID of an open queue is mapped to it: "
-     "the two sides are always equal here, which `>=` and `<=` also accept"),
-    ("smpref/store/journal.py", "Gt_NotEq", "if len(data) > state.write_bytes:",
-     "a journal shorter than the committed size raised just before"),
-    ("smpref/store/journal.py", "NumberReplacer", "BLOB_BACKUPS if link_meta else 0)",
-     "with no link left every copy is trimmed, and a keep of -1 trims the same copies"),
-    ("smpref/store/journal.py", "ReplaceAndWithOr", 'name.startswith(f"{stem}.{stamp}") and',
-     "the stamp comparison beside it already keeps only names with this second's stamp in "
-     "a backup's place, and only this stem's backups have one"),
-    ("smpref/store/journal.py", "NotEq_Lt", "n.endswith(ext) and n != name",
-     "a backup's name has a digit where the log's own name has a letter "
-     "('queue_rec.2...' against 'queue_rec.log'), so every backup sorts below it"),
-    ("smpref/store/journal.py", "NotEq_Lt", 'n.endswith(".data") and n != BLOB]',
-     "a copy's name has a digit where 'blob.data' has 'd', so every copy sorts below it"),
-    ("smpref/store/journal.py", "", "if self._pool is not None and len(entries) > 1:",
-     "the commit pool makes the same calls for each queue, in the same order, as the caller "
-     "does: it only lets the fsyncs of different queues overlap"),
-    ("smpref/store/journal.py", "", "if commit_workers > 1 else None",
-     "the commit pool makes the same calls for each queue, in the same order, as the caller "
-     "does: it only lets the fsyncs of different queues overlap"),
-    ("smpref/store/journal.py", "NumberReplacer", "lock: bool = False, commit_workers: int = 1)",
-     "the commit pool makes the same calls for each queue, in the same order, as the caller "
-     "does: it only lets the fsyncs of different queues overlap"),
-    ("smpref/store/journal.py", "ReplaceTrueWithFalse",
-     "for name in sorted(self._blob_copies(folder), reverse=True):",
-     "copies with the committed digest hold the same bytes: which of them becomes blob.data "
-     "changes no content"),
-    ("smpref/store/journal.py", "ReplaceBreakWithContinue", "break",
-     "the open queues are in order of last use: past the first that is neither idle nor over "
-     "the bounds, none is", "if not over and not idle:"),
-    ("smpref/store/journal.py", "Eq_GtE", 'return int(blob), clean == "1"',
-     "clean is '0' or '1' here, checked just before"),
-    ("smpref/store/journal.py", "AddNot",
-     "if old is not None and queue.link.blob is entry.committed_blob:",
-     "the fast path only skips encoding and hashing a blob whose digest the slow path then "
-     "finds unchanged: a cost, not a behaviour"),
-    ("smpref/store/journal.py", "NumberReplacer", "start = b64(after)[:2]",
-     "a shorter prefix only makes the walk list the shards before after's own too, whose IDs "
-     "the `rid <= after` check then skips: a cost, not a behaviour"),
-    ("smpref/store/journal.py", "Eq_GtE", "if len(found) == limit:",
-     "found grows one at a time from none and is checked each time: it meets a limit of one "
-     "or more exactly"),
-    ("smpref/store/journal.py", "", "and _backup_order(name)[0] == stamp]",
-     "a name that starts with this stem and this second's stamp has exactly that stamp in a "
-     "backup's place"),
-    ("smpref/store/journal.py", "ReplaceTrueWithFalse", "self._pool.shutdown(wait=True)",
-     "the pool is idle when it is stopped: commit_all has collected every result"),
-    ("smpref/store/journal.py", "ZeroIterationForLoop", "for entity_id in entry.current.ids()",
-     "indexing a queue read from disk only saves reading its reference files: a lookup that "
-     "misses the index reads the reference, and id_taken sees the folder",
-     "assert entry.current is not None"),
-    ("smpref/store/journal.py", "ReplaceFalseWithTrue", "fs = ReadOnlyFileSystem(self.root,",
-     "a read-only file layer writes nothing, so it has nothing to sync"),
-    ("smpref/store/journal.py", "", "and current[:len(kept)] == kept",
-     "records are only appended at the end or removed: when the kept records are the "
-     "committed ones after the consumed head, they are also the head of the current ones"),
-    ("smpref/store/journal.py", "NumberReplacer", "            self._cached = 0",
-     "close() resets it, and a closed store is not used again"),
-    ("smpref/store/journal.py", "NumberReplacer", "ORDER.get(c, 64)",
-     "only a character outside base64url gets the default, and a folder named with one "
-     "holds no queue (its name is no ID): where it sorts changes nothing"),
-    ("smpref/store/journal.py", "ReplaceTrueWithFalse", "zip(entries, outcomes, strict=True)",
-     "there is one outcome per entry by construction"),
-    ("smpref/store/journal.py", "ReplaceTrueWithFalse", "    return True",
-     "read_log keeps only whether the marker line parses, not the value _marker returns",
-     'raise LineError("not a smpref journal store marker of a known version")'),
-    ("smpref/store/journal.py", "NotEq_Lt", 'if role != "recipient":',
-     "a queue's sender ID never changes (QUEUE-4): 'sender', the only role that sorts above "
-     "'recipient', is never among the references a change gives up",
-     "for role, entity_id in gone_refs.items():"),
-    ("smpref/store/journal.py", "NumberReplacer", "blob_change: int = 0",
-     "_commit_entry sets it to 0 before it is read"),
-    ("smpref/store/journal.py", "NumberReplacer", "rec_lines: int = 0",
-     "set when the queue is loaded or first committed, before it is read"),
-    ("smpref/store/journal.py", "NumberReplacer", "state_lines: int = 0",
-     "set when the queue is loaded or first committed, before it is read"),
-    ("smpref/store/journal.py", "Gt_NotEq", "_log.line_count > 1 or",
-     "a log without one complete valid line returned or raised before: it has at least one"),
-    ("smpref/store/journal.py", "NumberReplacer", "return encode_line(record_fields(0, queue,",
-     "the version is a placeholder that makes two record lines comparable: any constant does"),
-    ("smpref/store/journal.py", "ReplaceAndWithOr", "if entry is not None and rid in self._dirty:",
-     "forgetting an open queue that has no uncommitted change only closes it, and it is read "
-     "again, unchanged, when next used: a cost, not a behaviour"),
-    ("smpref/model/retention.py", "Eq_GtE", "if len(rids) == limit:",
-     "the store never returns more than `limit` queue IDs"),
-    ("smpref/model/retention.py", "Eq_GtE", "if queue.updated_at == state.cutoff_day:",
-     "a queue updated after the cutoff day has returned just before"),
-    ("smpref/crypto/ratchet.py", "NotEq_Gt", "if record.seq != 0:",
-     "here seq >= next >= 0: a smaller (or negative) number was refused as a replay before"),
-    ("smpref/model/retention.py", "ReplaceBreakWithContinue", "break",
-     "nothing is stored after a quota marker, and later messages are never older (the clock "
-     "only moves forward), so going on finds nothing more to expire",
-     "if record.kind is RecordKind.Quota or record.timestamp >= cutoff:"),
-))
-
-
-#: mutants no deployed server's answer can tell from the original: they change what a seed
-#: design's queue does, or what smpref does where deployed differs by design, on a line a
-#: deployed session also runs. Counted as equivalent by the conformance targets only (the
-#: model's own targets judge them by the seed design's machines);
-#: docs/mutation-equivalents.md lists them
-_SEED_RATCHET = ("the seed design's ratchet (QENC): a deployed queue has none, and its records "
-                 "are the bodies as sent whatever its ratchet state (DEP-7)")
-_NO_LAST = ("a deployed MSG has no last flag: seal_record's deployed layout does not carry it "
-            "(DEP-4, DEP-7)")
-_WHEN_SENT = ("whether END and DELD for another connection wait for the next 50 ms tick or go at "
-              "once: deployed sends them up to 15 s late (TRANS-16), so a client can rely on "
-              "neither their delay nor their order against other pushes")
-_TRACE = "what --trace logs, which no client receives"
-_SLOW_CLIENT = "the slow-client limit (TRANS-16), which no conformance run comes near"
-_ONLY_KEY_SIGNERS = ("a command whose signer is none carries no authorization (TRANS-7 refuses "
-                     "it first), so queue_key sees only the recipient, sender and notifier keys")
-DEPLOYED_EQUIVALENT: tuple[Equivalent, ...] = tuple(Equivalent(*entry) for entry in (
-    ("smpref/model/effects.py", "AddNot", "    if deployed:", _SEED_RATCHET,
-     "deployed = request.dialect is Dialect.DEPLOYED"),
-    ("smpref/model/effects.py", "", "enqueue(server, queue, RecordKind.Initial, initial,",
-     "the Initial record, which only a seed queue stores (the line is under `if not deployed`)"),
-    ("smpref/model/effects.py", "",
-     "if state.since_update >= server.config.ratchet_update_interval:", _SEED_RATCHET),
-    ("smpref/model/effects.py", "", "enqueue(server, queue, RecordKind.Update, update,",
-     _SEED_RATCHET),
-    ("smpref/model/effects.py", "ReplaceFalseWithTrue",
-     "secure(step.server, step.found(), step.command.sender_key, by_lget=False)",
-     "a deployed queue keeps an invitation's link data until the first SEND however it was "
-     "secured (secure(): pending = by_lget or a deployed queue), so by_lget tells only seed "
-     "queues apart (LINK-11)"),
-    ("smpref/model/effects.py", "",
-     "marker = b\"\" if queue.dialect is Dialect.DEPLOYED else ratchet.quota_marker(",
-     "a deployed quota marker's data is never sent: seal_record seals a quota record's body "
-     "empty (DEP-7)"),
-    ("smpref/model/effects.py", "ReplaceFalseWithTrue",
-     "enqueue(server, queue, RecordKind.Quota, marker, False)",
-     "seal_record clears a deployed quota record's notification flag "
-     "(`record.notification and not quota`, DEP-7)"),
-    ("smpref/model/effects.py", "", "server.observe(\"link.drop-pending\" if pending",
-     "what securing reports to the coverage observer, which no client receives"),
-    ("smpref/model/delivery.py", "",
-     "last = queue.suspended and len(records) == 1 and queue.dialect is Dialect.SEED",
-     _NO_LAST),
-    ("smpref/model/delivery.py", "", "server.observe(\"deliver.last\" if last",
-     "what delivery reports to the coverage observer, which no client receives"),
-    ("smpref/model/delivery.py", "ReplaceOrWithAnd",
-     "if sid is None or sid not in server.sessions or queue.notifier is None:",
-     "a notifier subscriber's session is always open (close_session drops its subscriptions) "
-     "and a queue without a notifier has no notifier subscriber (notifier_gone drops it with "
-     "the credentials): only `sid is None` ever decides"),
-    ("smpref/model/rules.py", "NotEq_Gt", "return len(set(chosen)) != len(chosen) or any(",
-     "a set is never larger than the list it is made of"),
-    ("smpref/model/server.py", "",
-     "if tx.service_signature is not None and session.dialect is Dialect.SEED:",
-     "below version 16 no transmission carries a service signature (Protocol.hs:1632), so at "
-     "10 and 6 only the seed design's answer (AUTH-4) depends on this line; at 16 and later "
-     "queue.err.service-order and transport.service-signature judge it"),
-    ("smpref/model/server.py", "", "return self.store.find(\"link\", sha256(entity_id)) if",
-     "the seed LGET's k (entity link_key, LINK-6): a deployed LGET names its LinkId"),
-    ("smpref/model/server.py", "", "entity_id) == LINK_ID_SIZE else None",
-     "the seed LGET's k (entity link_key, LINK-6): a deployed LGET names its LinkId"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_LtE",
-     "if entity == \"link_id\":",
-     "no command's entity kind sorts below link_id (none, recipient_id, sender_id, "
-     "notifier_id, link_key, link_id, proxy_session, queue_id)"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_LtE",
-     "if definition.signer == \"field\":",
-     "no signer sorts below field (none, recipient_key, sender_key, notifier_key)"),
-    ("smpref/model/server.py", "ReplaceComparisonOperator_Eq_GtE", "if signer == \"sender_key\":",
-     _ONLY_KEY_SIGNERS),
-    *(("smpref/model/server.py", operator, "if signer == \"notifier_key\":",
-        _ONLY_KEY_SIGNERS) for operator in ("ReplaceComparisonOperator_Eq_LtE",
-                                             "ReplaceComparisonOperator_Eq_GtE")),
-    ("smpref/model/server.py", "", "except StoreError as exc:",
-     "a store that cannot read or write: no client can make one fail"),
-    ("smpref/model/server.py", "AddNot", "if not forwarded:  # a forwarded one is committed",
-     "commit() is the savepoint a command's changes are rolled back to: the mutant shows only "
-     "when a store fails or the model raises, which no client can cause (flush() writes)"),
-    ("smpref/model/server.py", "AddNot", "            if forwarded:",
-     "a store that cannot read or write: no client can make one fail",
-     "except StoreError as exc:"),
-    *(("smpref/serve/listener.py", operator, "if self.config.pending_events_interval <= 0 or",
-        _WHEN_SENT) for operator in ("ReplaceComparisonOperator", "AddNot", "NumberReplacer")),
-    ("smpref/serve/listener.py", "AddNot", "if gather and target is not None and target is not",
-     _WHEN_SENT),
-    ("smpref/serve/listener.py", "", "if self.trace.active:", _TRACE),
-    ("smpref/serve/listener.py", "", "for data in transmissions:", _TRACE),
-    ("smpref/serve/listener.py", "", "self.trace.record(\"out\", target.number if target",
-     _TRACE),
-    ("smpref/serve/listener.py", "", "target.dialect if target else Dialect.SEED,", _TRACE),
-    ("smpref/serve/listener.py", "", "target.version if target else None)", _TRACE,
-     "target.dialect if target else Dialect.SEED,"),
-    ("smpref/serve/listener.py", "ZeroIterationForLoop",
-     "for session, transmissions in by_session.items():", _TRACE, "if self.trace.active:"),
-    ("smpref/serve/listener.py", "ReplaceTrueWithFalse", "gather: bool = True) -> None:",
-     _WHEN_SENT),
-    ("smpref/serve/listener.py", "IsNot_Eq", "if gather and target is not None and target is not",
-     _WHEN_SENT),
-    ("smpref/serve/listener.py", "ReplaceContinueWithBreak", "continue", _SLOW_CLIENT,
-     "connection.stream.writer.transport.abort()"),
-    ("smpref/model/relay.py", "NumberReplacer", "transmissions[0] if transmissions else None)",
-     "the list has one transmission here (more is refused just before): its first is its last"),
-    ("smpref/serve/listener.py", "", "len(connection.outbox) + len(transmissions) >",
-     _SLOW_CLIENT),
-    ("smpref/serve/listener.py", "", "if connection is not origin and", _SLOW_CLIENT),
-    ("smpref/serve/listener.py", "", "connection.closing = True", _SLOW_CLIENT),
-    ("smpref/serve/listener.py", "AddNot", "if job.done is not None:",
-     "a sweep's or a watcher's callback: the embedded server sweeps hourly and acts for "
-     "watchers and the inactivity check only, none of which a conformance run reaches"),
-))
-
-
-def equivalents_table(entries: tuple[Equivalent, ...] | None = None) -> str:
-    """The markdown table of :data:`EQUIVALENT` (or ``entries``) that
-    docs/mutation-equivalents.md shows (a test keeps the two the same)."""
-    rows = ["| module | operator | mutated line | why it is equivalent |", "|---|---|---|---|"]
-    for e in EQUIVALENT if entries is None else entries:
-        where = f"`{e.piece}`" + (f" after `{e.after}`" if e.after else "")
-        rows.append(f"| {'any' if e.module == '*' else e.module} | {e.operator or 'any'} | "
-                    f"{where.replace('|', '&#124;')} | {e.why} |")
-    return "\n".join(rows) + "\n"
-
-
-def equivalent(module: str, operator: str, diff: str, *, deployed: bool = False) -> str:
-    """Why a surviving mutant is equivalent, or "" when it is not known to be; ``deployed``:
-    judged by what a deployed server answers (:data:`DEPLOYED_EQUIVALENT` too)."""
-    lines = diff.splitlines()
-    removed = [n for n, line in enumerate(lines)
-               if line.startswith("-") and not line.startswith("---")]
-    for entry in (*EQUIVALENT, *(DEPLOYED_EQUIVALENT if deployed else ())):
-        if entry.module not in ("*", module) or entry.operator not in operator:
-            continue
-        for n in removed:
-            before = lines[n - 1] if n else ""
-            if entry.piece in lines[n] and (not entry.after or entry.after in before):
-                return entry.why
-    return ""
-
-
 #: the output a mutant gets when it is counted as a known equivalent without running
 NOT_RUN = "not run: known equivalent"
 #: ... when a deployed target does not judge it: the seed design's own code (SEED_ONLY), or a
@@ -393,31 +84,6 @@ SEED_RUN = "not run: seed design only"
 OUTSIDE = "not run: outside the target"
 #: ... or code whose work no client of a deployed server sees in a conformance run (NO_CLIENT)
 UNSEEN = "not run: no client sees it"
-
-
-def _names_operator(entry: Equivalent, operator: str) -> bool:
-    """Whether an entry names ``operator`` exactly, in its own module: by the whole name or its
-    last part ("NotEq_Gt" names ..._NotEq_Gt but not ..._NotEq_GtE). Entries for any module
-    ("*"), any operator ("") or a family ("ReplaceComparisonOperator") name none: they explain
-    the survivors of lines that also hold mutants the tests kill (a family entry may hold for
-    `<` and `!=` and not for `>`), so only a run can tell."""
-    return entry.module != "*" and bool(entry.operator) and operator.endswith(
-        ("/" + entry.operator, "_" + entry.operator))
-
-
-def pre_run_equivalent(module: str, operator: str, source: list[str], line: int) -> str:
-    """Why the mutant of ``operator`` on ``line`` (1-based) of ``source`` is a known
-    equivalent, judged before running it: an entry of this module names the operator exactly
-    (:func:`_names_operator`), its piece is on the line and its ``after`` on the line before.
-    "" when no entry does. Stricter than :func:`equivalent`, so that a mutant is never left
-    unrun on a looser match."""
-    removed = source[line - 1] if 0 < line <= len(source) else ""
-    before = source[line - 2] if line >= 2 else ""
-    for entry in EQUIVALENT:
-        if entry.module == module and _names_operator(entry, operator) \
-                and entry.piece in removed and (not entry.after or entry.after in before):
-            return entry.why
-    return ""
 
 
 def changed_lines(diff: str) -> set[int]:
@@ -590,6 +256,19 @@ TARGETS = (
     Target("conformance v6", CONFORMANCE_MODULES, conformance_judge(6), deployed=True,
            on_request=True),
 )
+
+
+def mutated_modules() -> tuple[str, ...]:
+    """Every module some target mutates, in the order the targets name them."""
+    return tuple(dict.fromkeys(m for t in TARGETS for m in t.modules))
+
+
+def equivalents_table() -> str:
+    """docs/mutation-equivalents.md's two tables: the markers of every target, then those
+    of the conformance targets only (a test keeps the page and the code the same)."""
+    return (equivalents.table(REPO, mutated_modules(), equivalents.EVERY)
+            + "\nFor the conformance targets also:\n\n"
+            + equivalents.table(REPO, mutated_modules(), equivalents.DEPLOYED))
 
 
 def machines_only(target: Target) -> Target:
@@ -782,11 +461,11 @@ def run_shard(target: Target, module: str, shard: int, shards: int, out: Path, *
                 items = [i for i in items if i.mutations[0].start_pos[0] in lines]
             if not run_equivalents and sample is None:
                 # a line with two mutants of one operator cannot tell them apart before they
-                # run (the diff is the same line): those run, and the table explains survivors
+                # run (the diff is the same line): those run, and the marker explains survivors
                 places = Counter((i.mutations[0].start_pos[0], i.mutations[0].operator_name)
                                  for i in items)
-                known = [(i, pre_run_equivalent(module, i.mutations[0].operator_name, source,
-                                                i.mutations[0].start_pos[0])
+                known = [(i, equivalents.before_running(text, i.mutations[0].start_pos[0],
+                                                        i.mutations[0].operator_name)
                           if places[i.mutations[0].start_pos[0], i.mutations[0].operator_name]
                           == 1 else "") for i in items]
                 for item, why in known:
@@ -820,8 +499,11 @@ def read_session(session: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
 
 
 def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dict[str, Any]]],
-              seconds: float) -> dict[str, Any]:
-    """Kill figures of one module from the results of all its shards."""
+              seconds: float, source: str) -> dict[str, Any]:
+    """Kill figures of one module from the results of all its shards; ``source``: the module
+    as mutated, whose markers explain equivalent survivors. ``stale_markers``: the lines of
+    markers that no mutant of the session reaches (the code under them changed, or the
+    operator they name no longer applies there)."""
     by_job: dict[str, dict[str, Any]] = {}
     jobs: dict[str, dict[str, Any]] = {}
     for job, result in pairs:
@@ -852,8 +534,9 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
             survivors.append({"module": module, "line": mutation["start_pos"][0],
                               "operator": mutation["operator_name"],
                               "occurrence": mutation["occurrence"], "diff": diff,
-                              "equivalent": equivalent(module, mutation["operator_name"],
-                                                       diff, deployed=target.deployed)})
+                              "equivalent": equivalents.after_running(
+                                  source, mutation["start_pos"][0], mutation["operator_name"],
+                                  deployed=target.deployed)})
     mutants = sum(n for k, n in outcomes.items()
                   if k not in ("skipped", "seed design only", "outside", "no client sees it"))
     killed = outcomes.get("killed", 0) + outcomes.get("timeout", 0)
@@ -869,7 +552,10 @@ def summarize(target: Target, module: str, pairs: list[tuple[dict[str, Any], dic
             "kill_rate": round(killed / (mutants - explained), 4) if mutants > explained
             else 1.0,
             "seconds": round(seconds, 1), "seconds_per_judged_mutant": round(seconds_per_mutant, 2),
-            "survivors": survivors}
+            "survivors": survivors,
+            "stale_markers": equivalents.unreached(source, [
+                (job["mutations"][0]["start_pos"][0], job["mutations"][0]["operator_name"])
+                for job in jobs.values()])}
 
 
 def changed_modules(revision: str, modules: list[tuple[Target, str]]
@@ -949,6 +635,9 @@ def _print_summary(results: list[dict[str, Any]], summary: dict[str, Any],
     if plans:
         print("plans (each target's tests once under coverage): " + ", ".join(
             f"{name} {seconds:.0f} s" for name, seconds in plans.items()))
+    for r in results:
+        for line in r["stale_markers"]:
+            print(f"warning: {r['module']}:{line}: an equivalence marker no mutant reaches")
     print(f"survivors: {out / 'survivors.md'}; took {summary['seconds']} s")
 
 
@@ -957,8 +646,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.equivalents_table:
         print(equivalents_table(), end="")
-        print("\nFor the conformance targets also:\n")
-        print(equivalents_table(DEPLOYED_EQUIVALENT), end="")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     modules = selected_modules(args.only, machines=args.machines_only)
@@ -999,7 +686,8 @@ def main(argv: list[str] | None = None) -> int:
         parts = [d for (tt, mm, _), d in zip(shards, done, strict=True)
                  if mm == m and tt.name == t.name]
         results.append(summarize(t, m, [p for pairs, _ in parts for p in pairs],
-                                 sum(seconds for _, seconds in parts)))
+                                 sum(seconds for _, seconds in parts),
+                                 (snapshot() / m).read_text()))
     by_target: dict[str, dict[str, int]] = {}
     for r in results:
         total = by_target.setdefault(str(r["target"]), {"mutants": 0, "killed": 0,

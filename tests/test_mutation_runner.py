@@ -20,75 +20,155 @@ def runner() -> ModuleType:
     return mutation_module("run")
 
 
-def diff(before: str, after: str, context: str = "    x = 1") -> str:
-    return f"--- a\n+++ b\n@@ -1,2 +1,2 @@\n {context}\n-{before}\n+{after}\n"
+@pytest.fixture(scope="module")
+def markers() -> ModuleType:
+    return mutation_module("equivalents")
+
+
+MARKED = """\
+def f(state, data, items):
+    # mutant-equivalent[Gt_NotEq]: a shorter journal raised just before
+    if len(data) > state.write_bytes:
+        pass
+    # mutant-equivalent-deployed[AddNot, IsNot_Eq]: {trace}
+    if state.gather and state.target is not None and \\
+            state.ready:
+        pass
+    for item in items:
+        if item:
+            # mutant-equivalent[ReplaceBreakWithContinue]: nothing comes after it,
+            #   so going on finds nothing
+            # a plain comment between the marker and its line,
+            #   continued: not part of the reason
+            break
+    # mutant-equivalent[ReplaceComparisonOperator]: only two kinds reach it
+    if state.kind == "b":
+        return 1
+    # mutant-equivalent[*]: the gain is 0 anyway
+    return len(items) == 1
+"""
 
 
 def test_docs_list_every_known_equivalent(runner: ModuleType) -> None:
     docs = (REPO / "docs" / "mutation-equivalents.md").read_text()
     assert runner.equivalents_table() in docs, (
-        "docs/mutation-equivalents.md's table of equivalent mutants is not `python "
+        "docs/mutation-equivalents.md's tables of equivalent mutants are not `python "
         "mutation/run.py --equivalents-table`")
-    assert runner.equivalents_table(runner.DEPLOYED_EQUIVALENT) in docs, (
-        "docs/mutation-equivalents.md's table of the conformance targets' equivalents is not "
-        "the second table of `python mutation/run.py --equivalents-table`")
 
 
-def test_a_deployed_equivalent_counts_only_for_the_conformance_targets(
-        runner: ModuleType) -> None:
-    """The seed design's ratchet update is equivalent for a deployed server's answers, not for
-    the model's own targets, whose seed machines see it."""
-    line = "        if state.since_update >= server.config.ratchet_update_interval:"
-    mutant = diff(line, line.replace(">=", ">"), "    else:")
-    operator = "core/ReplaceComparisonOperator_GtE_Gt"
-    assert runner.equivalent("smpref/model/effects.py", operator, mutant, deployed=True)
-    assert runner.equivalent("smpref/model/effects.py", operator, mutant) == ""
-    # and only the operators an entry names: ReplaceOrWithAnd on the gathering line counts
-    gathering = "        if self.config.pending_events_interval <= 0 or out.corr_id or \\"
-    for operator, equivalent in (("core/ReplaceComparisonOperator_LtE_Gt", True),
-                                 ("core/ReplaceOrWithAnd", False)):
-        mutant = diff(gathering, gathering.replace("<=", ">"))
-        assert bool(runner.equivalent("smpref/serve/listener.py", operator, mutant,
-                                      deployed=True)) is equivalent
+def test_markers_are_read_with_their_scope_operators_reason_and_lines(
+        markers: ModuleType) -> None:
+    found = markers.read_markers(MARKED)
+    assert [(m.scope, m.operators, m.at, m.lines) for m in found] == [
+        (markers.EVERY, ("Gt_NotEq",), 2, (3,)),
+        (markers.DEPLOYED, ("AddNot", "IsNot_Eq"), 5, (6, 7)),
+        (markers.EVERY, ("ReplaceBreakWithContinue",), 11, (15,)),
+        (markers.EVERY, ("ReplaceComparisonOperator",), 16, (17,)),
+        (markers.EVERY, ("*",), 19, (20,))]
+    assert found[1].why == markers.SHARED_REASONS["trace"]
+    assert found[2].why == "nothing comes after it, so going on finds nothing"
 
 
-def test_an_equivalent_is_recognised_only_where_it_was_shown(runner: ModuleType) -> None:
-    journal = "smpref/store/journal.py"
-    line = "        if len(data) > state.write_bytes:"
-    mutated = "        if len(data) != state.write_bytes:"
-    assert runner.equivalent(journal, "core/ReplaceComparisonOperator_Gt_NotEq",
-                             diff(line, mutated))
-    # another operator on the same line, the same line in another module: not known
-    assert not runner.equivalent(journal, "core/ReplaceComparisonOperator_Gt_GtE",
-                                 diff(line, "        if len(data) >= state.write_bytes:"))
-    assert not runner.equivalent("smpref/model/rules.py",
-                                 "core/ReplaceComparisonOperator_Gt_NotEq", diff(line, mutated))
-    # an entry with `after` holds only right after that line
-    stop = "                break"
-    assert runner.equivalent(journal, "core/ReplaceBreakWithContinue", diff(
-        stop, "                continue", "            if not over and not idle:"))
-    assert not runner.equivalent(journal, "core/ReplaceBreakWithContinue", diff(
-        stop, "                continue", "                if len(found) == limit:"))
+@pytest.mark.parametrize(("text", "problem"), [
+    ("# mutant-equivalent[]: why\nx = 1\n", "1: a marker names no operator"),
+    ("# mutant-equivalent[GtE_Gtx]: why\nx = 1\n", "1: no mutation operator is named GtE_Gtx"),
+    ("x = 1\n# mutant-equivalent[AddNot]: {nothing}\ny = 2\n",
+     "2: no shared reason named {nothing}"),
+    ("# mutant-equivalent[AddNot]:\nx = 1\n", "1: a marker without a reason"),
+    ("x = 1\n# mutant-equivalent[AddNot]: why\n", "2: a marker with no line after it"),
+])
+def test_a_marker_that_cannot_be_read_is_an_error_naming_its_line(
+        markers: ModuleType, text: str, problem: str) -> None:
+    with pytest.raises(markers.MarkerError, match=f"^m.py:{problem}$"):
+        markers.read_markers(text, "m.py")
+
+
+def test_a_deployed_marker_counts_only_for_the_conformance_targets(markers: ModuleType) -> None:
+    for line in (6, 7):  # the backslash carries the marker to the next line
+        assert markers.after_running(MARKED, line, "core/AddNot", deployed=True)
+        assert markers.after_running(MARKED, line, "core/AddNot") == ""
+        assert markers.before_running(MARKED, line, "core/AddNot") == ""
+    # only the operators a marker names: ReplaceAndWithOr on the same line is not known
+    assert markers.after_running(MARKED, 6, "core/ReplaceAndWithOr", deployed=True) == ""
+
+
+def test_an_equivalent_is_recognised_only_where_it_is_marked(markers: ModuleType) -> None:
+    assert markers.after_running(MARKED, 3, "core/ReplaceComparisonOperator_Gt_NotEq")
+    assert markers.before_running(MARKED, 3, "core/ReplaceComparisonOperator_Gt_NotEq")
+    # another operator on the same line, another line: not known
+    assert not markers.after_running(MARKED, 3, "core/ReplaceComparisonOperator_Gt_GtE")
+    assert not markers.after_running(MARKED, 4, "core/ReplaceComparisonOperator_Gt_NotEq")
+    # past a plain comment, the marker still holds for its line
+    assert markers.before_running(MARKED, 15, "core/ReplaceBreakWithContinue")
+    assert not markers.before_running(MARKED, 14, "core/ReplaceBreakWithContinue")
+
+
+def test_a_mutant_is_left_unrun_only_on_an_exact_operator_match(markers: ModuleType) -> None:
+    """`Gt_NotEq` does not excuse `Gt_NotEq`'s longer cousin; a family or `*` explains
+    survivors after they ran, never before (the tests may kill some of a family's mutants on
+    the line and not others)."""
+    assert not markers.before_running(MARKED, 3, "core/ReplaceComparisonOperator_XGt_NotEq")
+    operator = "core/ReplaceComparisonOperator_Eq_LtE"
+    assert markers.after_running(MARKED, 17, operator)
+    assert not markers.before_running(MARKED, 17, operator)
+    assert markers.after_running(MARKED, 20, "core/AddNot")
+    assert not markers.before_running(MARKED, 20, "core/AddNot")
+
+
+def test_a_dataclass_flag_turned_off_is_known_by_structure(markers: ModuleType) -> None:
+    source = ("from dataclasses import dataclass\n\n\n"
+              "@dataclass(frozen=True,\n           slots=True)\nclass A:\n    x: int = True\n")
+    for line in (4, 5):
+        assert markers.before_running(source, line, "core/ReplaceTrueWithFalse")
+    assert not markers.before_running(source, 7, "core/ReplaceTrueWithFalse")
+    assert not markers.before_running(source, 4, "core/AddNot")
+
+
+def test_a_marker_no_mutant_reaches_is_reported(markers: ModuleType) -> None:
+    mutants = [(3, "core/ReplaceComparisonOperator_Gt_NotEq"), (7, "core/AddNot"),
+               (15, "core/ReplaceBreakWithContinue"),
+               (17, "core/ReplaceComparisonOperator_Eq_Lt"), (20, "core/NumberReplacer")]
+    assert markers.unreached(MARKED, mutants) == []
+    assert markers.unreached(MARKED, mutants[1:]) == [2]
+    assert markers.unreached(MARKED, [*mutants[:2], (15, "core/AddNot"), *mutants[3:]]) == [11]
+
+
+def test_every_marker_in_the_mutated_modules_reads(runner: ModuleType,
+                                                   markers: ModuleType) -> None:
+    """Each marker names known operators, a reason, and a line of code after it; a marker
+    whose code has changed under it is caught by `make mutate` (its warning), which knows
+    the mutants."""
+    count = 0
+    for module in runner.mutated_modules():
+        source = (REPO / module).read_text()
+        found = markers.read_markers(source, module)
+        lines = source.splitlines()
+        for marker in found:
+            assert all(lines[n - 1].strip() and not lines[n - 1].strip().startswith("#")
+                       for n in marker.lines), (module, marker.at)
+        count += len(found)
+    assert count >= 50
 
 
 def test_the_kill_rate_leaves_out_equivalents_only(runner: ModuleType) -> None:
     target = runner.TARGETS[2]
     journal = "smpref/store/journal.py"
 
-    def pair(n: int, outcome: str, diff_text: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
+    def pair(n: int, outcome: str) -> tuple[dict[str, Any], dict[str, Any]]:
         job = {"job_id": str(n), "mutations": [{"start_pos": [n, 0], "operator_name":
                                                  "core/ReplaceComparisonOperator_Gt_NotEq",
                                                  "occurrence": 0}]}
-        return job, {"worker_outcome": "normal", "test_outcome": outcome, "diff": diff_text}
+        return job, {"worker_outcome": "normal", "test_outcome": outcome, "diff": ""}
 
-    known = diff("        if len(data) > state.write_bytes:",
-                 "        if len(data) != state.write_bytes:")
-    pairs = [pair(n, "killed") for n in range(6)] + [pair(6, "survived", known),
-                                                     pair(7, "survived", diff("a", "b"))]
-    summary = runner.summarize(target, journal, pairs, 1.0)
+    # the survivor on line 3 is marked equivalent; the one on line 4 is not
+    pairs = [pair(n + 10, "killed") for n in range(6)] + [pair(3, "survived"),
+                                                          pair(4, "survived")]
+    summary = runner.summarize(target, journal, pairs, 1.0, MARKED)
     assert (summary["mutants"], summary["killed"], summary["equivalent"]) == (8, 6, 1)
     assert summary["kill_rate"] == round(6 / 7, 4)
     assert [bool(s["equivalent"]) for s in summary["survivors"]] == [True, False]
+    # no mutant of the session reaches the other markers
+    assert summary["stale_markers"] == [5, 11, 16, 19]
 
 
 def test_changed_lines_reads_git_diff_hunks(runner: ModuleType) -> None:
@@ -127,22 +207,6 @@ def test_since_judges_only_the_lines_a_change_touched(runner: ModuleType,
         runner.REPO = original
 
 
-def test_a_known_equivalent_is_recognised_before_it_runs(runner: ModuleType) -> None:
-    source = ["def f(state, data):", "        if len(data) > state.write_bytes:", "    pass"]
-    journal = "smpref/store/journal.py"
-    assert runner.pre_run_equivalent(journal, "core/ReplaceComparisonOperator_Gt_NotEq",
-                                     source, 2)
-    assert not runner.pre_run_equivalent(journal, "core/ReplaceComparisonOperator_Gt_GtE",
-                                         source, 2)
-    assert not runner.pre_run_equivalent(journal, "core/ReplaceComparisonOperator_Gt_NotEq",
-                                         source, 3)
-    # an entry with `after` needs that line just before
-    loop = ["            if not over and not idle:", "                break"]
-    assert runner.pre_run_equivalent(journal, "core/ReplaceBreakWithContinue", loop, 2)
-    assert not runner.pre_run_equivalent(journal, "core/ReplaceBreakWithContinue",
-                                         ["    other", "                break"], 2)
-
-
 def test_an_equivalent_not_run_counts_as_an_equivalent_mutant(runner: ModuleType) -> None:
     target = runner.TARGETS[2]
     job = {"job_id": "1", "mutations": [{"start_pos": [5, 0], "operator_name": "op",
@@ -155,7 +219,7 @@ def test_an_equivalent_not_run_counts_as_an_equivalent_mutant(runner: ModuleType
                                              "occurrence": 0}]},
               {"worker_outcome": "normal", "test_outcome": "killed"})
     summary = runner.summarize(target, "smpref/store/journal.py",
-                               [(job, skipped), other, killed], 2.0)
+                               [(job, skipped), other, killed], 2.0, "")
     assert (summary["mutants"], summary["killed"], summary["equivalent"]) == (2, 1, 1)
     assert summary["kill_rate"] == 1.0
     assert summary["survivors"][0]["equivalent"] == "because"
@@ -169,28 +233,6 @@ def test_each_targets_tests_run_cheapest_first_and_without_workers(runner: Modul
                                 "tests/test_deployed_link_machine.py")
     options = " ".join(runner.PYTEST_OPTIONS)
     assert " -x " in f" {options} " and " -n 0 " in options and "not planted" in options
-
-
-def test_a_mutant_is_left_unrun_only_on_an_exact_operator_match(runner: ModuleType) -> None:
-    """The known equivalent `!=` -> `>` on this line does not excuse `!=` -> `>=` from running
-    (the post-run check matches operators by substring; the pre-run one may not)."""
-    source = ["def step(record):", "    if record.seq != 0:"]
-    ratchet = "smpref/crypto/ratchet.py"
-    assert runner.pre_run_equivalent(ratchet, "core/ReplaceComparisonOperator_NotEq_Gt",
-                                     source, 2)
-    assert not runner.pre_run_equivalent(ratchet, "core/ReplaceComparisonOperator_NotEq_GtE",
-                                         source, 2)
-    # a family entry holds for some operators of the family only: they run
-    server = "smpref/model/server.py"
-    line = ['        if entity == "link_key":']
-    operator = "core/ReplaceComparisonOperator_Eq_LtE"
-    assert runner.equivalent(server, operator, f"@@\n \n-{line[0]}\n")
-    assert not runner.pre_run_equivalent(server, operator, line, 1)
-    # an entry for any operator explains survivors after they ran, never before
-    retention = "smpref/model/retention.py"
-    line = ["        if len(queue.link.blob.parts) == 1 or gain == 0:"]
-    assert runner.equivalent(retention, "core/AddNot", f"@@\n {''}\n-{line[0]}\n")
-    assert not runner.pre_run_equivalent(retention, "core/AddNot", line, 1)
 
 
 # -- mutation/judge.py: the warm executor that runs each mutant's own tests ------------------
@@ -395,17 +437,3 @@ def test_the_conformance_target_is_judged_by_smpref_conform_alone(runner: Module
     out = Path("reports")
     assert (runner.session_file(rules, "smpref/model/rules.py", 0, out)
             != runner.session_file(conformance, "smpref/model/rules.py", 0, out))
-
-
-def test_every_equivalent_names_a_line_of_its_module(runner: ModuleType) -> None:
-    """An entry whose line is no longer in its module (renamed, moved, reformatted) would
-    quietly stop counting its mutant as equivalent and stay listed on the docs page: each
-    entry's ``piece`` (and ``after``) must be in the module it names."""
-    stale = []
-    for entry in (*runner.EQUIVALENT, *runner.DEPLOYED_EQUIVALENT):
-        if entry.module == "*":
-            continue
-        source = (REPO / entry.module).read_text()
-        if entry.piece not in source or entry.after not in source:
-            stale.append((entry.module, entry.piece))
-    assert stale == []

@@ -33,9 +33,8 @@ DEVIATIONS: list[Deviation] = [
     # --- DIV-28: the initial key is the queue's first record ----------------------------------
     plant("DIV-28", "a new seed queue is empty, as deployed: NEW stores no Initial record",
           "smpref/model/effects.py",
-          "    if not deployed:\n"
           "        enqueue(server, queue, RecordKind.Initial, initial, notification=False)\n",
-          ""),
+          "        pass\n"),
 
     # --- DIV-29: what MSG delivers --------------------------------------------------------------
     plant("DIV-29", "a seed MSG body has deployed's one flag character (no `last`) before the "

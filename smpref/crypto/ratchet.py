@@ -202,6 +202,8 @@ class ClientRatchet:
 
     def _initial(self, record: RatchetRecord) -> Received:
         # An Initial record numbered 0 after the first one was refused as a replay already.
+        # mutant-equivalent[NotEq_Gt]: here seq >= next >= 0: a smaller (or negative) number was
+        #   refused as a replay before
         if record.seq != 0:
             raise RatchetError("missing-key-record",
                                f"Initial record {record.seq} when {self.next_seq} is expected")

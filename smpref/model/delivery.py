@@ -52,7 +52,13 @@ def deliver_first(server: ServerState, session: Session, queue: QueueRecord, cor
         return None
     first = records[0]
     # deployed SMP has no last-message marker (DEP-4; simplexmq Protocol.hs:884-892)
+    # mutant-equivalent[Eq_LtE]: records is not empty here (the function returned before)
+    # mutant-equivalent-deployed[*]: a deployed MSG has no last flag: seal_record's deployed layout
+    #   does not carry it (DEP-4, DEP-7)
     last = queue.suspended and len(records) == 1 and queue.dialect is Dialect.SEED
+    # mutant-equivalent[AddNot]: {observer}
+    # mutant-equivalent-deployed[*]: what delivery reports to the coverage observer, which no client
+    #   receives
     server.observe("deliver.last" if last else "deliver", ("ROT-4",) if last else ("MSG-2",))
     session.delivered[queue.recipient_id] = first.msg_id
     message = MSG(msg_id=first.msg_id, enc_body=seal_record(queue, first, last=last))
@@ -80,6 +86,9 @@ def enqueue(server: ServerState, queue: QueueRecord, kind: RecordKind, data: byt
 def notify(server: ServerState, queue: QueueRecord, stored: StoredRecord) -> list[Outgoing]:
     """NMSG to the notifier's subscriber, if there is one (MSG-7, CMD-34)."""
     sid = server.notifier_subscribers.get(queue.recipient_id)
+    # mutant-equivalent[ReplaceOrWithAnd]: a notifier subscriber's session is always open
+    #   (close_session drops its subscriptions) and a queue without a notifier has no notifier
+    #   subscriber (notifier_gone drops it with the credentials): only `sid is None` ever decides
     if sid is None or sid not in server.sessions or queue.notifier is None:
         return []
     server.observe("notify", ("MSG-7", "CMD-34"))

@@ -72,6 +72,8 @@ def _lget(step: Step[DeployedLGET]) -> list[Outgoing]:
 def _lkey(step: Step[DeployedLKEY]) -> list[Outgoing]:
     """Secure the one-time queue as SKEY does (its link data goes at the first SEND), then
     answer with the link data."""
+    # mutant-equivalent[ReplaceTrueWithFalse]: LKEY reaches only deployed queues (DEP-1), whose link
+    #   data waits for the first SEND however they were secured: by_lget changes nothing for them
     secure(step.server, step.found(), step.command.sender_key, by_lget=True)
     return _lnk(step)
 

@@ -99,9 +99,12 @@ def _new(step: Step[NEW | DeployedNEW]) -> list[Outgoing]:
     server, cmd = step.server, step.command
     request = new_request(cmd)
     material = step.material()
+    # mutant-equivalent[ReplaceAndWithOr]: an internal assertion that the LOW_ORDER_KEY guard has
+    #   already made true
     assert material.rcv_dh_secret is not None and material.ntf_dh_secret is not None
     owner_key = cmd.rcv_dh_key.raw
     deployed = request.dialect is Dialect.DEPLOYED
+    # mutant-equivalent-deployed[AddNot]: {seed-ratchet}
     if deployed:
         state, initial = NO_RATCHET, b""
     else:
@@ -124,12 +127,17 @@ def _new(step: Step[NEW | DeployedNEW]) -> list[Outgoing]:
         mode=request.mode,
         ratchet=state,
         updated_at=server.today(),
+        # mutant-equivalent[ReplaceAndWithOr]: a NEW's LinkId and link data are None together: a
+        #   link carries both, and the server chooses a LinkId only for a deployed link, which has
+        #   data (step._draw_material)
         link=link_of(link_id, request.blob) if link_id is not None and request.blob else None,
         notifier=notifier,
         dialect=request.dialect,
     )
     server.store.put(queue)
     if not deployed:
+        # mutant-equivalent-deployed[*]: the Initial record, which only a seed queue stores (the
+        #   line is under `if not deployed`)
         enqueue(server, queue, RecordKind.Initial, initial, notification=False)
     ids = ids_at(step.session.version, IDS(
         rcv_id=queue.recipient_id, snd_id=queue.sender_id,
@@ -174,6 +182,9 @@ def secure(server: ServerState, queue: QueueRecord, key: PublicKey, *, by_lget: 
     # secured (DEP-5; simplexmq Server.hs:1861-1862)
     pending = by_lget or queue.dialect is Dialect.DEPLOYED
     if link is not None and queue.mode is ConnectionMode.Invitation:
+        # mutant-equivalent[AddNot]: {observer}
+        # mutant-equivalent-deployed[*]: what securing reports to the coverage observer, which no
+        #   client receives
         server.observe("link.drop-pending" if pending else "link.dropped", _link_rule(queue))
         link = replace(link, drop_on_send=True) if pending else None
     secured = replace(server.touch(queue), sender_key=key, link=link)
@@ -183,12 +194,14 @@ def secure(server: ServerState, queue: QueueRecord, key: PublicKey, *, by_lget: 
 
 @effect("KEY")
 def _key(step: Step[KEY]) -> list[Outgoing]:
+    # mutant-equivalent-deployed[ReplaceFalseWithTrue]: {by-lget}
     secure(step.server, step.found(), step.command.sender_key, by_lget=False)
     return [answer(step, OK())]
 
 
 @effect("SKEY")
 def _skey(step: Step[SKEY]) -> list[Outgoing]:
+    # mutant-equivalent-deployed[ReplaceFalseWithTrue]: {by-lget}
     secure(step.server, step.found(), step.command.sender_key, by_lget=False)
     return [answer(step, OK())]
 
@@ -300,9 +313,13 @@ def store_message(server: ServerState, queue: QueueRecord, body: bytes, notifica
     if queue.dialect is Dialect.DEPLOYED:  # the body as received: no ratchet (DEP-7)
         record_bytes = body
     else:
+        # mutant-equivalent[GtE_Eq]: since_update never passes the interval: it is reset to 0 when
+        #   it reaches it (QENC-4)
+        # mutant-equivalent-deployed[*]: {seed-ratchet}
         if state.since_update >= server.config.ratchet_update_interval:
             server.observe("ratchet.update", ("QENC-4",))
             state, update = ratchet.update(state, queue.owner_key, server.random)
+            # mutant-equivalent-deployed[*]: {seed-ratchet}
             enqueue(server, queue, RecordKind.Update, update, notification=False)
         state, record_bytes = ratchet.encrypt(state, body)
     stored = enqueue(server, queue, RecordKind.Message, record_bytes, notification)
@@ -330,7 +347,11 @@ def store_quota_marker(server: ServerState, queue: QueueRecord) -> None:
     """Store the quota marker at the end of a full queue and hold it full until it is empty
     (MSG-6). Nothing is pushed: a full queue's first record is already in flight to a
     subscriber."""
+    # mutant-equivalent-deployed[*]: a deployed quota marker's data is never sent: seal_record seals
+    #   a quota record's body empty (DEP-7)
     marker = b"" if queue.dialect is Dialect.DEPLOYED else ratchet.quota_marker(queue.ratchet)
+    # mutant-equivalent-deployed[ReplaceFalseWithTrue]: seal_record clears a deployed quota record's
+    #   notification flag (`record.notification and not quota`, DEP-7)
     enqueue(server, queue, RecordKind.Quota, marker, False)
     server.store.put(replace(queue, can_write=False))
 

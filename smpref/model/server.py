@@ -89,6 +89,10 @@ class Server(ServerState):
         if sent_session is not None and sent_session != session_id:
             # below version 7 the transmission names its session (DEP-11)
             return [self._error(session_id, tx.corr_id, b"", "SESSION")]
+        # mutant-equivalent-deployed[*]: below version 16 no transmission carries a service
+        #   signature (Protocol.hs:1632), so at 10 and 6 only the seed design's answer (AUTH-4)
+        #   depends on this line; at 16 and later queue.err.service-order and
+        #   transport.service-signature judge it
         if tx.service_signature is not None and session.dialect is Dialect.SEED:  # AUTH-4
             return [self._error(session_id, tx.corr_id, tx.entity_id, "SERVICE")]
         try:
@@ -117,10 +121,15 @@ class Server(ServerState):
             out = EFFECTS[rule.effect](step) if rule.effect is not None else []
             if not rule.accepts:
                 out = [self._error(session_id, tx.corr_id, tx.entity_id, rule.outcome)]
+            # mutant-equivalent-deployed[AddNot]: commit() is the savepoint a command's changes are
+            #   rolled back to: the mutant shows only when a store fails or the model raises, which
+            #   no client can cause (flush() writes)
             if not forwarded:  # a forwarded one is committed with its RFWD
                 self.store.commit()
             return out
+        # mutant-equivalent-deployed[*]: {store-failure}
         except StoreError as exc:
+            # mutant-equivalent-deployed[AddNot]: {store-failure}
             if forwarded:
                 raise
             self.store.rollback()
@@ -140,6 +149,9 @@ class Server(ServerState):
         credential = Credential.NONE
         if tx.authorization:
             key = None
+            # mutant-equivalent[ReplaceComparisonOperator]: the notation allows only the signers
+            #   recipient_key, sender_key, notifier_key and field(...) (spec/notation.md); none of
+            #   the others sorts at or below 'field'
             if definition.signer == "field":
                 carried = getattr(message, definition.signer_attr)
                 key = carried if isinstance(carried, PublicKey) else None
@@ -152,9 +164,19 @@ class Server(ServerState):
 
     def lookup(self, entity: str, entity_id: bytes) -> QueueRecord | None:
         """The queue an entity ID names, by the notation's entity kind of the command."""
+        # mutant-equivalent[ReplaceComparisonOperator]: the notation's entity kinds are none,
+        #   recipient_id, sender_id, notifier_id and link_key; none of the others sorts at or below
+        #   'link_key'
         if entity == "link_key":  # LGET's k: the link ID is SHA-256(k) (LINK-6)
+            # mutant-equivalent-deployed[*]: {seed-lget}
             return self.store.find("link", sha256(entity_id)) if len(
+                # mutant-equivalent[ReplaceComparisonOperator]: a k of another length names no link
+                #   either way: its SHA-256 is no queue's link ID
+                # mutant-equivalent-deployed[*]: {seed-lget}
                 entity_id) == LINK_ID_SIZE else None
+        # mutant-equivalent[ReplaceComparisonOperator]: the entity kinds left after link_key are
+        #   none, recipient_id, sender_id, notifier_id and link_id; none of the others sorts at or
+        #   below 'link_id'
         if entity == "link_id":  # deployed LGET and LKEY: the LinkId itself (DEP-5)
             return self.store.find("link", entity_id)
         role = _ROLE_OF_ENTITY.get(entity)
@@ -209,8 +231,12 @@ def queue_key(signer: str, queue: QueueRecord) -> PublicKey | None:
     """The queue's key a command's signer names (None when the queue has none)."""
     if signer == "recipient_key":
         return queue.recipient_key
+    # mutant-equivalent[ReplaceComparisonOperator]: only sender_key and notifier_key reach this
+    #   line, and 'notifier_key' sorts below it
     if signer == "sender_key":
         return queue.sender_key
+    # mutant-equivalent[ReplaceComparisonOperator]: only notifier_key reaches this line (the other
+    #   signers returned before)
     if signer == "notifier_key":
         return queue.notifier.key if queue.notifier is not None else None
     return None

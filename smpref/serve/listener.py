@@ -606,10 +606,12 @@ class SmpServer:
                 self.watcher.answered(job.session_id, job.transmissions)
             elif isinstance(job, Sweep):
                 self._route(job.outgoing)
+                # mutant-equivalent-deployed[AddNot]: {callback}
                 if job.done is not None:
                     job.done(job)
             elif isinstance(job, Act):
                 self._route(job.outgoing)
+                # mutant-equivalent-deployed[AddNot]: {callback}
                 if job.done is not None:
                     job.done(job.outgoing)
 
@@ -624,6 +626,7 @@ class SmpServer:
                 connection.reader_task.cancel()
 
     def _route(self, outgoing: list[Outgoing], origin: Connection | None = None, *,
+               # mutant-equivalent-deployed[ReplaceTrueWithFalse]: {when-sent}
                gather: bool = True) -> None:
         """Queue each transmission on its connection. Answers to ``origin``'s own commands
         are always queued (its reader waits for them to drain); events pushed to another
@@ -641,36 +644,47 @@ class SmpServer:
                 targets[out.session_id] = origin if origin is not None and \
                     out.session_id == origin.session_id else self.connections.get(out.session_id)
             target = targets[out.session_id]
+            # mutant-equivalent-deployed[AddNot, IsNot_Eq]: {when-sent}
             if gather and target is not None and target is not origin and \
                     self._gathered(target, out):
                 continue
             by_session.setdefault(out.session_id, []).append(
                 out.encode(target.version if target is not None else None))
+        # mutant-equivalent-deployed[*]: {trace}
         if self.trace.active:
-            for session, transmissions in by_session.items():
-                target = targets[session]
-                for data in transmissions:
-                    self.trace.record("out", target.number if target else 0, data,
-                                      target.dialect if target else Dialect.SEED,
-                                      target.version if target else None)
+            self._trace_out(by_session, targets)
         for session, transmissions in by_session.items():
             connection = targets[session]
             if connection is None or connection.closing:
                 continue
+            # mutant-equivalent-deployed[*]: {slow-client}
             if connection is not origin and \
                     len(connection.outbox) + len(transmissions) > self.config.max_pending:
                 events.event("slow_client", logging.WARNING, conn=connection.number,
                              pending=len(connection.outbox))
+                # mutant-equivalent-deployed[*]: {slow-client}
                 connection.closing = True
                 # abort, not close: a graceful TLS close would wait for the peer to read the
                 # backlog it is not reading; its reader task sees the end and cleans up
                 connection.stream.writer.transport.abort()
+                # mutant-equivalent-deployed[ReplaceContinueWithBreak]: {slow-client}
                 continue
             connection.queue(transmissions)
+
+    def _trace_out(self, by_session: dict[bytes, list[bytes]],
+                   targets: dict[bytes, Connection | None]) -> None:
+        """Trace what :meth:`_route` queues, by session (``--trace``)."""
+        for session, transmissions in by_session.items():
+            target = targets[session]
+            for data in transmissions:
+                self.trace.record("out", target.number if target else 0, data,
+                                  target.dialect if target else Dialect.SEED,
+                                  target.version if target else None)
 
     def _gathered(self, target: Connection, out: Outgoing) -> bool:
         """Whether ``out`` is an END or DELD to wait for the next pending-events tick; it is
         then kept on ``target``, newest first, as deployed keeps it (Server.hs:328)."""
+        # mutant-equivalent-deployed[ReplaceComparisonOperator, AddNot, NumberReplacer]: {when-sent}
         if self.config.pending_events_interval <= 0 or out.corr_id or \
                 not isinstance(out.message, END | DeployedDELD):
             return False

@@ -89,6 +89,8 @@ def folder_of(entity_id: bytes) -> str:
 
 def _name_key(name: str) -> tuple[int, ...]:
     """Sort key of a base64url name that follows the byte order of the IDs."""
+    # mutant-equivalent[NumberReplacer]: only a character outside base64url gets the default, and a
+    #   folder named with one holds no queue (its name is no ID): where it sorts changes nothing
     return tuple(ORDER.get(c, 64) for c in name)
 
 
@@ -108,10 +110,15 @@ class _Queue:
     line_sizes: list[int] = field(default_factory=list)  # bytes of each committed live line
     rec_body: bytes = b""  # the committed record line with ver=0, to see what changed
     size: int = 0  # cached_bytes() when last loaded or committed (for the LRU's byte bound)
+    # mutant-equivalent[NumberReplacer]: set when the queue is loaded or first committed, before it
+    #   is read
     rec_lines: int = 0
+    # mutant-equivalent[NumberReplacer]: set when the queue is loaded or first committed, before it
+    #   is read
     state_lines: int = 0
     #: how the last commit changed the committed blob total; set at its commit point, so that
     #: a failure in the clean-up after it still counts the change
+    # mutant-equivalent[NumberReplacer]: _commit_entry sets it to 0 before it is read
     blob_change: int = 0
 
     def cached_bytes(self) -> int:
@@ -163,10 +170,13 @@ class JournalStore(QueueStore):
                  warn: Callable[[str], None] | None = None,
                  compact_lines: tuple[int, int] = (REC_COMPACT_LINES, STATE_COMPACT_LINES),
                  journal_switch_lines: int = JOURNAL_SWITCH_LINES, read_only: bool = False,
+                 # mutant-equivalent[NumberReplacer]: {commit-pool}
                  lock: bool = False, commit_workers: int = 1) -> None:
         self.root = Path(root)
         self.read_only = read_only
         if fs is None:
+            # mutant-equivalent[ReplaceFalseWithTrue]: a read-only file layer writes nothing, so it
+            #   has nothing to sync
             fs = ReadOnlyFileSystem(self.root, sync=False) if read_only else \
                 FileSystem(self.root, sync=sync)
         self.fs = fs
@@ -183,6 +193,7 @@ class JournalStore(QueueStore):
         self._cached = 0  # sum of the open queues' ``size``
         self._ids: dict[bytes, bytes] = {}  # every ID of every open queue -> recipient ID
         self._blobs: BlobAccounting  # set by _start, from usage.log
+        # mutant-equivalent[*]: {commit-pool}
         self._pool = ThreadPoolExecutor(commit_workers, thread_name_prefix="smpref-commit") \
             if commit_workers > 1 else None
         self._lock: StoreLock | None = None
@@ -247,6 +258,8 @@ class JournalStore(QueueStore):
                 self.commit()
             self._open.clear()
             self._ids.clear()
+            # mutant-equivalent[NumberReplacer]: close() resets it, and a closed store is not used
+            #   again
             self._cached = 0
             if not self.read_only:
                 self._write_usage(clean=True, rewrite=True)
@@ -256,6 +269,8 @@ class JournalStore(QueueStore):
 
     def _stop_pool(self) -> None:
         if self._pool is not None:
+            # mutant-equivalent[ReplaceTrueWithFalse]: the pool is idle when it is stopped:
+            #   commit_all has collected every result
             self._pool.shutdown(wait=True)
             self._pool = None
 
@@ -352,6 +367,9 @@ class JournalStore(QueueStore):
     def _unindex(self, entry: _Queue) -> None:
         if entry.current is not None:
             for entity_id in entry.current.ids().values():
+                # mutant-equivalent[*]: an ID maps to one queue only (QUEUE-4), and every ID of an
+                #   open queue is mapped to it: the two sides are always equal here, which `>=` and
+                #   `<=` also accept
                 if self._ids.get(entity_id) == entry.rid:
                     del self._ids[entity_id]
 
@@ -369,6 +387,9 @@ class JournalStore(QueueStore):
         if after is None:
             self._blobs.start_recount_if_pending()
         shards = sorted(self.fs.listdir(QUEUES), key=_name_key)
+        # mutant-equivalent[NumberReplacer]: a shorter prefix only makes the walk list the shards
+        #   before after's own too, whose IDs the `rid <= after` check then skips: a cost, not a
+        #   behaviour
         start = b64(after)[:2] if after is not None else ""
         found: list[bytes] = []
         for shard in shards:
@@ -383,6 +404,8 @@ class JournalStore(QueueStore):
                     continue
                 if self._queue_or_remove_leftover(rid):
                     found.append(rid)
+                    # mutant-equivalent[Eq_GtE]: found grows one at a time from none and is checked
+                    #   each time: it meets a limit of one or more exactly
                     if len(found) == limit:
                         self._recount_walked(found)
                         return found
@@ -466,6 +489,9 @@ class JournalStore(QueueStore):
             entry.size = entry.cached_bytes()
             self._cached += entry.size
             assert entry.current is not None
+            # mutant-equivalent[ZeroIterationForLoop]: indexing a queue read from disk only saves
+            #   reading its reference files: a lookup that misses the index reads the reference, and
+            #   id_taken sees the folder
             for entity_id in entry.current.ids().values():
                 self._ids[entity_id] = rid
             self.stats.opened += 1
@@ -516,10 +542,14 @@ class JournalStore(QueueStore):
             self._report(f"{folder}: skipped corrupt line {number}: {reason}")
         if self.read_only:  # reading needs no compaction; it is maintenance
             return entry
+        # mutant-equivalent[Gt_NotEq]: a log without one complete valid line returned or raised
+        #   before: it has at least one
         if rec_log.line_count > 1 or rec_log.torn:
             self._compact(folder, REC, encode_line(record_fields(stored.version, current,
                                                                  stored.link)), REC_BACKUPS)
             entry.rec_lines = 1
+        # mutant-equivalent[Gt_NotEq]: a log without one complete valid line returned or raised
+        #   before: it has at least one
         if state_log.line_count > 1 or state_log.torn:
             self._compact(folder, STATE, encode_line(state_fields(state)), 0)
             entry.state_lines = 1
@@ -543,6 +573,8 @@ class JournalStore(QueueStore):
             self.fs.rename(f"{folder}/{BLOB_BAK}", f"{folder}/{BLOB}")
         data = self.fs.read(f"{folder}/{BLOB}")
         if data is None or hashlib.sha256(data).digest() != meta.digest:
+            # mutant-equivalent[ReplaceTrueWithFalse]: copies with the committed digest hold the
+            #   same bytes: which of them becomes blob.data changes no content
             for name in sorted(self._blob_copies(folder), reverse=True):
                 copy = self.fs.read(f"{folder}/{name}")
                 if copy is not None and hashlib.sha256(copy).digest() == meta.digest:
@@ -560,6 +592,8 @@ class JournalStore(QueueStore):
 
     def _blob_copies(self, folder: str) -> list[str]:
         return [n for n in self.fs.listdir(folder)
+                # mutant-equivalent[NotEq_Lt]: a copy's name has a digit where 'blob.data' has 'd',
+                #   so every copy sorts below it
                 if n.startswith("blob.") and n.endswith(".data") and n != BLOB]
 
     def _read_journal(self, folder: str, state: QueueState
@@ -578,6 +612,7 @@ class JournalStore(QueueStore):
         if len(data) < state.write_bytes:
             raise StoreCorruptError(path, f"{len(data)} bytes, shorter than the committed "
                                     f"{state.write_bytes}")
+        # mutant-equivalent[Gt_NotEq]: a journal shorter than the committed size raised just before
         if len(data) > state.write_bytes:
             self.fs.truncate(path, state.write_bytes)
         contents = read_log(data[state.read_bytes:state.write_bytes], message_from_fields)
@@ -616,11 +651,13 @@ class JournalStore(QueueStore):
         dirty = sorted(self._dirty)
         self._dirty.clear()
         entries = [self._open[rid] for rid in dirty]
+        # mutant-equivalent[*]: {commit-pool}
         if self._pool is not None and len(entries) > 1:
             outcomes = list(self._pool.map(self._commit_entry, entries))
         else:
             outcomes = [self._commit_entry(entry) for entry in entries]
         failed: dict[bytes, StoreError] = {}
+        # mutant-equivalent[ReplaceTrueWithFalse]: there is one outcome per entry by construction
         for entry, outcome in zip(entries, outcomes, strict=True):
             self._blobs.commit(entry.blob_change)
             if outcome is not None:
@@ -669,6 +706,9 @@ class JournalStore(QueueStore):
         one transmission); the other queues' changes stay, to be committed."""
         for rid in sorted(rids):
             entry = self._open.get(rid)
+            # mutant-equivalent[ReplaceAndWithOr]: forgetting an open queue that has no uncommitted
+            #   change only closes it, and it is read again, unchanged, when next used: a cost, not
+            #   a behaviour
             if entry is not None and rid in self._dirty:
                 self._dirty.discard(rid)
                 self._discard_uncommitted(entry)
@@ -735,6 +775,9 @@ class JournalStore(QueueStore):
         entry.rec_body = rec_body
         # 6. what the committed state no longer names
         for role, entity_id in gone_refs.items():
+            # mutant-equivalent[NotEq_Lt]: a queue's sender ID never changes (QUEUE-4): 'sender',
+            #   the only role that sorts above 'recipient', is never among the references a change
+            #   gives up
             if role != "recipient":
                 self.fs.rmtree(folder_of(entity_id))
         if old_journal is not None:
@@ -742,6 +785,8 @@ class JournalStore(QueueStore):
         if previous is not None and previous.link is not None and link_meta is None:
             self.fs.unlink(f"{entry.folder}/{BLOB}")
         self._trim(entry.folder, self._blob_copies(entry.folder),
+                   # mutant-equivalent[NumberReplacer]: with no link left every copy is trimmed, and
+                   #   a keep of -1 trims the same copies
                    BLOB_BACKUPS if link_meta else 0)
         if entry.rec_lines > self.compact_lines[0]:
             self._compact(entry.folder, REC, encode_line(record_fields(
@@ -761,6 +806,8 @@ class JournalStore(QueueStore):
         if queue.link is None:
             return None
         old = entry.stored.link if entry.stored else None
+        # mutant-equivalent[AddNot]: the fast path only skips encoding and hashing a blob whose
+        #   digest the slow path then finds unchanged: a cost, not a behaviour
         if old is not None and queue.link.blob is entry.committed_blob:
             # Blobs are frozen values and the model replaces the object to change one: no
             # need to encode and hash 15 KB again at every SEND to a queue with a link.
@@ -786,12 +833,17 @@ class JournalStore(QueueStore):
         Returns the state's journal fields (to be committed), the byte size of each live line,
         and the journal to remove once the state is committed."""
         base = entry.state or QueueState(
+            # mutant-equivalent[*]: {never-committed}
             rec=0, journal=None, read_lines=0, read_bytes=0, write_lines=0, write_bytes=0,
+            # mutant-equivalent[*]: {never-committed}
             can_write=True, ratchet=entry.current.ratchet)  # type: ignore[union-attr]
         committed, current = entry.committed_records, entry.records
         ids = {r.msg_id for r in current}
         kept = [r for r in committed if r.msg_id in ids]
         consumed = len(committed) - len(kept)
+        # mutant-equivalent[*]: records are only appended at the end or removed: when the kept
+        #   records are the committed ones after the consumed head, they are also the head of the
+        #   current ones
         head_only = kept == committed[consumed:] and current[:len(kept)] == kept
         if not current:
             return replace(base, journal=None, read_lines=0, read_bytes=0, write_lines=0,
@@ -843,6 +895,9 @@ class JournalStore(QueueStore):
             stem, ext = os.path.splitext(name)
             self.fs.rename(path + ".bak", self._stamped(folder, stem, ext))
             backups = [n for n in self.fs.listdir(folder)
+                       # mutant-equivalent[NotEq_Lt]: a backup's name has a digit where the log's
+                       #   own name has a letter ('queue_rec.2...' against 'queue_rec.log'), so
+                       #   every backup sorts below it
                        if n.startswith(stem + ".") and n.endswith(ext) and n != name
                        and not n.endswith(".bak")]
             self._trim(folder, backups, keep_backups)
@@ -856,7 +911,12 @@ class JournalStore(QueueStore):
         newest backup the first to be trimmed."""
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self.clock.now()))
         same_second = [_backup_order(name)[1] for name in self.fs.listdir(folder)
+                       # mutant-equivalent[ReplaceAndWithOr]: the stamp comparison beside it already
+                       #   keeps only names with this second's stamp in a backup's place, and only
+                       #   this stem's backups have one
                        if name.startswith(f"{stem}.{stamp}") and name.endswith(ext)
+                       # mutant-equivalent[*]: a name that starts with this stem and this second's
+                       #   stamp has exactly that stamp in a backup's place
                        and _backup_order(name)[0] == stamp]
         n = max(same_second, default=-1) + 1
         name = f"{stem}.{stamp}{f'-{n}' if n else ''}{ext}"
@@ -885,6 +945,8 @@ class JournalStore(QueueStore):
             idle = entry.last_used < idle_before
             over = count > self.open_limit or cached > self.cache_bytes
             if not over and not idle:
+                # mutant-equivalent[ReplaceBreakWithContinue]: the open queues are in order of last
+                #   use: past the first that is neither idle nor over the bounds, none is
                 break
             if entry.rid in self._dirty or (entry is newest and not idle):
                 continue  # uncommitted, or the queue just used, which its caller holds
@@ -927,12 +989,16 @@ def _stored_ids(stored: StoredQueue) -> dict[str, bytes]:
 
 
 def _rec_body(queue: QueueRecord, link: LinkMeta | None) -> bytes:
+    # mutant-equivalent[NumberReplacer]: the version is a placeholder that makes two record lines
+    #   comparable: any constant does
     return encode_line(record_fields(0, queue, link))
 
 
 def _marker(fields: dict[str, str]) -> bool:
     if fields.get("v") != FORMAT_VERSION or fields.get("format") != "smpref-journal-store":
         raise LineError("not a smpref journal store marker of a known version")
+    # mutant-equivalent[ReplaceTrueWithFalse]: read_log keeps only whether the marker line parses,
+    #   not the value _marker returns
     return True
 
 
@@ -940,4 +1006,5 @@ def _usage(fields: dict[str, str]) -> tuple[int, bool]:
     blob, clean = fields.get("blob", ""), fields.get("clean", "")
     if fields.get("v") != FORMAT_VERSION or not blob.isdigit() or clean not in ("0", "1"):
         raise LineError("not a usage line")
+    # mutant-equivalent[Eq_GtE]: clean is '0' or '1' here, checked just before
     return int(blob), clean == "1"
