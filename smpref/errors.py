@@ -25,16 +25,49 @@ The tree, by layer:
 
 from __future__ import annotations
 
+import enum
+
+
+class ErrorCode(enum.Enum):
+    """Every ``ERR`` smpref's own code answers with, by name; the value is deployed SMP's text
+    form (what follows ``ERR ``), which :func:`smpref.wire.schema.error_type` turns into the
+    ``ErrorType`` the codec encodes. tests/test_errors.py checks each value parses and renders
+    back to itself."""
+
+    AUTH = "AUTH"
+    BLOCK = "BLOCK"
+    SESSION = "SESSION"
+    SERVICE = "SERVICE"
+    CRYPTO = "CRYPTO"
+    LARGE_MSG = "LARGE_MSG"
+    NO_MSG = "NO_MSG"
+    QUOTA = "QUOTA"
+    INTERNAL = "INTERNAL"
+    STORE = "STORE storage failure"
+    CMD_SYNTAX = "CMD SYNTAX"
+    CMD_UNKNOWN = "CMD UNKNOWN"
+    CMD_PROHIBITED = "CMD PROHIBITED"
+    CMD_NO_AUTH = "CMD NO_AUTH"
+    CMD_HAS_AUTH = "CMD HAS_AUTH"
+    CMD_NO_ENTITY = "CMD NO_ENTITY"
+    PROXY_BASIC_AUTH = "PROXY BASIC_AUTH"
+    PROXY_NO_SESSION = "PROXY NO_SESSION"
+    PROXY_BROKER_HOST = "PROXY BROKER HOST"
+    PROXY_BROKER_NETWORK = "PROXY BROKER NETWORK"
+    PROXY_BROKER_TIMEOUT = "PROXY BROKER TIMEOUT"
+    PROXY_BROKER_VERSION = "PROXY BROKER TRANSPORT VERSION"
+    PROXY_BROKER_NO_AUTH = "PROXY BROKER TRANSPORT NO_AUTH"
+
 
 class SmprefError(Exception):
     """Base of every error smpref raises.
 
-    ``smp_error`` is the ``ERR`` a server answers with when the error reaches the wire, in
-    deployed SMP's text form (``"CMD SYNTAX"``; :func:`smpref.wire.schema.parse_error` reads
-    it); None for errors that never reach the wire (files, command-line input, test harnesses).
+    ``smp_error`` is the ``ERR`` a server answers with when the error reaches the wire
+    (:class:`ErrorCode`; :func:`smpref.wire.schema.wire_error` makes it an ``ErrorType``); None
+    for errors that never reach the wire (files, command-line input, test harnesses).
     """
 
-    smp_error: str | None = None
+    smp_error: ErrorCode | None = None
 
     def describe(self) -> tuple[str, dict[str, str | int]]:
         """(what was wrong, where it was): the where as named fields, any of ``path``,
@@ -79,10 +112,10 @@ class WireError(SmprefError):
     Attributes:
         path: dotted field path, e.g. ``NEW.queueRequest.queueLink.senderId``.
         offset: byte offset in the input where the problem was found (None when encoding).
-        smp_error: the ``ERR`` a server answers with, e.g. ``"CMD SYNTAX"``.
+        smp_error: the ``ERR`` a server answers with, e.g. ``ErrorCode.CMD_SYNTAX``.
     """
 
-    smp_error = "CMD SYNTAX"
+    smp_error: ErrorCode = ErrorCode.CMD_SYNTAX
 
     def __init__(self, reason: str, *, path: str = "", offset: int | None = None) -> None:
         self.reason = reason
@@ -128,7 +161,7 @@ class BadTagError(WireError):
 class UnknownCommandError(WireError):
     """The command or response tag is not defined (ERR CMD UNKNOWN)."""
 
-    smp_error = "CMD UNKNOWN"
+    smp_error: ErrorCode = ErrorCode.CMD_UNKNOWN
 
 
 class BadMaybeError(WireError):
@@ -154,7 +187,7 @@ class BadValueError(WireError):
 class BlockError(WireError):
     """A transport block is malformed (ERR BLOCK)."""
 
-    smp_error = "BLOCK"
+    smp_error: ErrorCode = ErrorCode.BLOCK
 
 
 class CredentialError(WireError):
@@ -165,19 +198,19 @@ class CredentialError(WireError):
 class NoAuthError(CredentialError):
     """The command needs an authorization and an entity ID and lacks one."""
 
-    smp_error = "CMD NO_AUTH"
+    smp_error: ErrorCode = ErrorCode.CMD_NO_AUTH
 
 
 class HasAuthError(CredentialError):
     """The command carries an authorization or an entity ID it must not carry."""
 
-    smp_error = "CMD HAS_AUTH"
+    smp_error: ErrorCode = ErrorCode.CMD_HAS_AUTH
 
 
 class NoEntityError(CredentialError):
     """The command needs an entity ID and has none."""
 
-    smp_error = "CMD NO_ENTITY"
+    smp_error: ErrorCode = ErrorCode.CMD_NO_ENTITY
 
 
 class InvalidValueError(SmprefError, ValueError):
@@ -213,7 +246,7 @@ class StoreError(SmprefError):
         line: the 1-based line of a log file, when the problem is one line.
     """
 
-    smp_error = "STORE storage failure"
+    smp_error: ErrorCode = ErrorCode.STORE
 
     def __init__(self, path: str, reason: str, *, line: int | None = None) -> None:
         self.path = path
@@ -263,7 +296,7 @@ class LineError(SmprefError, ValueError):
 class CryptoError(SmprefError):
     """A ciphertext, signature or key failed a cryptographic check."""
 
-    smp_error = "CRYPTO"
+    smp_error: ErrorCode = ErrorCode.CRYPTO
 
 
 class RatchetError(CryptoError):

@@ -184,7 +184,7 @@ class DeployedDouble:
         except UnknownCommandError:
             return self._err(conn, corr, entity, "CMD UNKNOWN")
         except CredentialError as exc:
-            return self._err(conn, corr, entity, exc.smp_error)
+            return self._err(conn, corr, entity, exc.smp_error.value)
         except WireError:
             return self._err(conn, corr, entity, "CMD SYNTAX")
         tag = cmd.TAG

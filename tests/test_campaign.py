@@ -23,7 +23,7 @@ from deployed_double import DeployedDouble
 from reqs import req
 
 from smpref.campaign.known_failures import load_known
-from smpref.campaign.live_targets import program
+from smpref.campaign.live_targets import Op, program
 from smpref.campaign.spark_job import (
     QUICK_START_JVM_OPTIONS,
     CampaignConfig,
@@ -155,10 +155,10 @@ def test_a_campaign_of_known_failures_succeeds_and_reports_them_apart(
 
 
 def test_only_a_server_whose_clock_the_campaign_controls_gets_expire_steps() -> None:
-    def ops(**kwargs: bool) -> set[str]:
+    def ops(**kwargs: bool) -> set[Op]:
         return {s.op for seed in range(20) for s in program(seed, 40, **kwargs)}
 
-    assert "expire" in ops(clock=True) and "expire" not in ops(clock=False)
+    assert Op.EXPIRE in ops(clock=True) and Op.EXPIRE not in ops(clock=False)
 
 
 def test_expiry_moves_both_clocks_and_both_sides_agree(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,7 +167,7 @@ def test_expiry_moves_both_clocks_and_both_sides_agree(monkeypatch: pytest.Monke
     from smpref.campaign.live_targets import EXPIRE_DAYS, BackgroundServer
 
     seed = next(seed for seed in range(200) if any(
-        s.op == "expire" and EXPIRE_DAYS[s.queue] >= 22 for s in program(seed, 30, True)))
+        s.op is Op.EXPIRE and EXPIRE_DAYS[s.queue] >= 22 for s in program(seed, 30, True)))
     target = build("embedded", None)
     target.open()
     try:
@@ -185,7 +185,7 @@ def test_a_deployed_only_server_gets_whole_programs_and_never_fails(tmp_path: Pa
     """Against the deployed double (versions 6-18, no extensions, written from a digest of
     simplexmq's source),
     the model's deployed profile predicts every answer, receiving and suspending included."""
-    assert {"get", "ack", "off"} <= {s.op for s in program(3, 200)}
+    assert {Op.GET, Op.ACK, Op.OFF} <= {s.op for s in program(3, 200)}
     loop = asyncio.new_event_loop()
     double = DeployedDouble(tmp_path / "credentials")
     loop.run_until_complete(double.start())

@@ -11,9 +11,9 @@ import pytest
 
 import smpref
 from smpref import errors
-from smpref.errors import SmprefError, WireError
+from smpref.errors import ErrorCode, SmprefError, WireError
 from smpref.wire.messages import ErrorType
-from smpref.wire.schema import parse_error, render_error, wire_error
+from smpref.wire.schema import error_type, parse_error, render_error, wire_error
 
 
 def smpref_modules() -> list[str]:
@@ -47,9 +47,16 @@ def test_every_error_is_a_smpref_error() -> None:
 def test_each_error_names_one_err_or_none(cls: type[SmprefError]) -> None:
     if cls.smp_error is None:
         return
-    error = parse_error(cls.smp_error)
+    error = parse_error(cls.smp_error.value)
     assert isinstance(error, ErrorType)
-    assert render_error(error) == cls.smp_error
+    assert render_error(error) == cls.smp_error.value
+
+
+@pytest.mark.parametrize("code", list(ErrorCode), ids=lambda c: c.name)
+def test_each_error_code_is_an_error_type_the_codec_renders_back(code: ErrorCode) -> None:
+    """An ErrorCode's value is the wire's text form: it parses as an ErrorType, and that
+    renders as the same text (a typo'd code would fail here, not on a server's answer)."""
+    assert render_error(error_type(code)) == code.value
 
 
 def test_errors_that_reach_the_wire_map_as_the_server_answers() -> None:
@@ -60,7 +67,7 @@ def test_errors_that_reach_the_wire_map_as_the_server_answers() -> None:
         "CryptoError": "CRYPTO",
     }
     for name, text in expected.items():
-        assert getattr(errors, name).smp_error == text, name
+        assert getattr(errors, name).smp_error.value == text, name
     assert render_error(wire_error(errors.NoAuthError("x"))) == "CMD NO_AUTH"
     with pytest.raises(ValueError, match="never reaches the wire"):
         wire_error(errors.ClientError("x"))

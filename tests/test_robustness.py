@@ -37,7 +37,7 @@ def test_arbitrary_bytes_decode_or_raise_wire_errors(data: bytes) -> None:
         try:
             decode(data)
         except WireError as exc:
-            assert exc.smp_error in {"CMD SYNTAX", "CMD UNKNOWN", "BLOCK", "CMD NO_AUTH",
+            assert exc.smp_error.value in {"CMD SYNTAX", "CMD UNKNOWN", "BLOCK", "CMD NO_AUTH",
                                      "CMD HAS_AUTH", "CMD NO_ENTITY"}
 
 

@@ -23,6 +23,7 @@ from test_store_journal import journal_lb, reopen
 
 from smpref.client.core import make_link_blob
 from smpref.errors import NotAStoreError, StoreCorruptError, StoreIOError, StoreLockedError
+from smpref.model.records import Role
 from smpref.store.filesystem import FileSystem
 from smpref.store.journal import FORMAT_VERSION, JournalStore, folder_of
 from smpref.store.lines import b64, decode_line, encode_line, read_log
@@ -538,7 +539,7 @@ def test_the_walk_removes_a_torn_reference_and_leaves_live_and_foreign_ones(
     assert not torn.exists() and (foreign / "zz.ref").exists()
     assert (foreign.parent / "not an ID!").exists()
     queue = store.get(q.rid)
-    assert queue is not None and set(queue.ids()) == {"recipient", "sender", "notifier", "link"}
+    assert queue is not None and set(queue.ids()) == set(Role)
     store.close()
     for role, entity_id in queue.ids().items():  # each found from its reference on disk
         fresh = JournalStore(root, clock=lb.clock, read_only=True)
@@ -654,7 +655,7 @@ def test_a_reference_that_names_no_id_is_an_error_naming_it(tmp_path: Path,
     ref = tmp_path / "s" / folder_of(q.owner.sender_id) / "sender.ref"
     ref.write_bytes(content)
     with pytest.raises(StoreCorruptError) as info:
-        store.find("sender", q.owner.sender_id)
+        store.find(Role.SENDER, q.owner.sender_id)
     assert str(info.value).startswith(f"{folder_of(q.owner.sender_id)}/sender.ref:1: ")
 
 
@@ -989,8 +990,8 @@ def test_a_queue_put_is_found_by_every_id_before_it_is_committed(tmp_path: Path,
     lb.store.put(fresh)  # not committed
     for role, entity_id in fresh.ids().items():
         assert lb.store.find(role, entity_id) == fresh and lb.store.id_taken(entity_id), role
-        for other in ("sender", "notifier", "link"):  # an ID in another role finds nothing
-            if other != role:
+        for other in (Role.SENDER, Role.NOTIFIER, Role.LINK):  # another role finds nothing
+            if other is not role:
                 assert lb.store.find(other, entity_id) is None, (other, role)
 
 

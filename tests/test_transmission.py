@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from reqs import req
 
-from smpref.errors import BadValueError, BlockError, CredentialError, WireError
+from smpref.errors import BadValueError, BlockError, CredentialError, ErrorCode, WireError
 from smpref.testing.strategies import EDGE_LENGTHS, MESSAGE_LIMIT, messages, short_strings
 from smpref.wire import (
     BLOCK_SIZE,
@@ -63,7 +63,7 @@ def test_authorization_length_must_name_a_signature_or_authenticator() -> None:
         Transmission(b"x" * 65, b"", b"", b"PING")
     with pytest.raises(WireError) as info:
         Transmission.decode(bytes([10]) + b"x" * 10 + b"0\x00\x00PING")
-    assert info.value.smp_error == "BLOCK"
+    assert info.value.smp_error is ErrorCode.BLOCK
     with pytest.raises(WireError) as info2:
         Transmission.decode(bytes([64]) + SIG + b"7\x00\x00PING")
     assert info2.value.path == "serviceSignature"
@@ -123,7 +123,7 @@ def test_credential_rules(body: bytes, auth: bool, entity: bool, error: str | No
     else:
         with pytest.raises(CredentialError) as info:
             decode_transmission_message(tx)
-        assert info.value.smp_error == error
+        assert info.value.smp_error.value == error
 
 
 @req("ENC-1", "TRANS-2")

@@ -182,7 +182,7 @@ def test_malformed_bodies_raise_typed_errors_naming_field_and_offset(
     assert info.value.path == path
     assert info.value.offset == offset
     expected_err = "CMD UNKNOWN" if error is UnknownCommandError else "CMD SYNTAX"
-    assert info.value.smp_error == expected_err
+    assert info.value.smp_error.value == expected_err
 
 
 @req("ENC-4")

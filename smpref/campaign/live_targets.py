@@ -33,6 +33,7 @@ and the requirement IDs the model reported for the diverging step.
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import random
 import tempfile
@@ -77,10 +78,27 @@ from smpref.wire.structs import Command
 QUEUES = 3
 #: operations and their weights; every one runs in both protocols (the model has a deployed
 #: profile, DEP-4)
-OPERATIONS = {"new": 3, "key": 2, "send": 5, "send_unsigned": 1, "get": 4, "ack": 3,
-              "ack_wrong": 1, "off": 1, "del": 1, "ping": 1, "expire": 1}
+class Op(enum.Enum):
+    """An abstract step's operation; the value is its name in a program's JSON."""
+
+    NEW = "new"
+    KEY = "key"
+    SEND = "send"
+    SEND_UNSIGNED = "send_unsigned"
+    GET = "get"
+    ACK = "ack"
+    ACK_WRONG = "ack_wrong"
+    OFF = "off"
+    DEL = "del"
+    PING = "ping"
+    EXPIRE = "expire"
+
+
+#: each operation's weight in a drawn program (in this order: a seed's program depends on it)
+OPERATIONS = {Op.NEW: 3, Op.KEY: 2, Op.SEND: 5, Op.SEND_UNSIGNED: 1, Op.GET: 4, Op.ACK: 3,
+              Op.ACK_WRONG: 1, Op.OFF: 1, Op.DEL: 1, Op.PING: 1, Op.EXPIRE: 1}
 #: operations that need a server whose clock the campaign controls (the embedded one)
-CLOCK_ONLY = {"expire"}
+CLOCK_ONLY = {Op.EXPIRE}
 #: the days an ``expire`` step moves both clocks by (the hour added keeps off thresholds)
 EXPIRE_DAYS = (1, 6, 10, 22, 95)
 
@@ -89,15 +107,15 @@ EXPIRE_DAYS = (1, 6, 10, 22, 95)
 class Step:
     """One abstract step: an operation on a queue handle (for ``expire``: the days)."""
 
-    op: str
+    op: Op
     queue: int
 
     def text(self) -> str:
-        if self.op == "ping":
+        if self.op is Op.PING:
             return "ping"
-        if self.op == "expire":
+        if self.op is Op.EXPIRE:
             return f"expire {EXPIRE_DAYS[self.queue]} days"
-        return f"{self.op} q{self.queue}"
+        return f"{self.op.value} q{self.queue}"
 
 
 def program(seed: int, steps: int, clock: bool = False) -> list[Step]:
@@ -106,9 +124,9 @@ def program(seed: int, steps: int, clock: bool = False) -> list[Step]:
     rng = random.Random(seed)
     ops = [op for op in OPERATIONS if clock or op not in CLOCK_ONLY]
     weights = [OPERATIONS[op] for op in ops]
-    drawn = [Step(op, rng.randrange(len(EXPIRE_DAYS) if op == "expire" else QUEUES))
+    drawn = [Step(op, rng.randrange(len(EXPIRE_DAYS) if op is Op.EXPIRE else QUEUES))
              for op in rng.choices(ops, weights, k=steps)]
-    return [Step("new", 0), *drawn]  # every program has a queue to work on
+    return [Step(Op.NEW, 0), *drawn]  # every program has a queue to work on
 
 
 @dataclass
@@ -244,12 +262,12 @@ class Runner:
 
     def step(self, step: Step) -> str:
         handle = self.handles.get(step.queue)
-        if step.op == "ping":
+        if step.op is Op.PING:
             return self.meaning(self.side.request(1, PING(), b"", None))
-        if step.op == "expire":
+        if step.op is Op.EXPIRE:
             self.side.advance(EXPIRE_DAYS[step.queue] * DAY + 3600)
             return "swept"
-        if step.op == "new":
+        if step.op is Op.NEW:
             if handle is not None and not handle.deleted:
                 return "skip (exists)"
             owner = OwnedQueue(AuthKeyPair.ed25519(self.random), DhKeyPair.generate(self.random))
@@ -268,36 +286,36 @@ class Runner:
         if handle is None:
             return "skip (no queue)"
         owner = handle.owner
-        if step.op == "key":
+        if step.op is Op.KEY:
             key = AuthKeyPair.ed25519(self.random)
             reply = self.side.request(0, KEY(sender_key=key.public), owner.recipient_id,
                                       owner.auth_key)
             if reply.tag == "OK":
                 handle.sender_key = key
             return self.meaning(reply, handle)
-        if step.op in ("send", "send_unsigned"):
+        if step.op in (Op.SEND, Op.SEND_UNSIGNED):
             self.counter += 1
             body = b"message %d" % self.counter
-            signer = handle.sender_key if step.op == "send" else None
+            signer = handle.sender_key if step.op is Op.SEND else None
             send = SEND(flags=MsgFlags(notification=False), body=body)
             return self.meaning(self.side.request(1, send, owner.sender_id, signer), handle)
-        if step.op == "get":
+        if step.op is Op.GET:
             reply = self.side.request(0, GET(), owner.recipient_id, owner.auth_key)
             if reply.tag == "MSG":
                 handle.delivered = reply.expect(MSG).msg_id
             return self.meaning(reply, handle)
-        if step.op in ("ack", "ack_wrong"):
+        if step.op in (Op.ACK, Op.ACK_WRONG):
             msg_id = handle.delivered or b""
-            if step.op == "ack_wrong":
+            if step.op is Op.ACK_WRONG:
                 msg_id = bytes(24)
             reply = self.side.request(0, ACK(msg_id=msg_id), owner.recipient_id, owner.auth_key)
-            if step.op == "ack" and reply.tag in ("OK", "MSG"):
+            if step.op is Op.ACK and reply.tag in ("OK", "MSG"):
                 handle.delivered = reply.expect(MSG).msg_id if reply.tag == "MSG" else None
             return self.meaning(reply, handle)
-        if step.op == "off":
+        if step.op is Op.OFF:
             reply = self.side.request(0, OFF(), owner.recipient_id, owner.auth_key)
             return self.meaning(reply, handle)
-        if step.op == "del":
+        if step.op is Op.DEL:
             reply = self.side.request(0, DEL(), owner.recipient_id, owner.auth_key)
             if reply.tag == "OK":
                 handle.deleted = True
@@ -319,7 +337,7 @@ class Divergence:
     def signature(self, target: str) -> str:
         # The command (send and send_unsigned are both SEND) and the tags of the two answers:
         # bodies and counters differ between seeds, the kind of divergence does not.
-        command = self.step.op.split("_")[0]
+        command = self.step.op.value.split("_")[0]
         return signature(target, command, " ".join(self.expected.split(" ")[:2]),
                          " ".join(self.got.split(" ")[:2]))
 
@@ -440,7 +458,7 @@ class LiveTarget:
             message=f"{last.step.text()}: the model answers {last.expected}, "
                     f"the server {last.got}"[:500],
             program="\n".join(s.text() for s in minimal),
-            program_json=json.dumps([{"op": s.op, "queue": s.queue} for s in minimal]),
+            program_json=json.dumps([{"op": s.op.value, "queue": s.queue} for s in minimal]),
             program_steps=len(minimal), requirements=sorted(reached),
             failure_requirements=list(last.requirements), exchange="\n".join(last.exchange),
             known=known)

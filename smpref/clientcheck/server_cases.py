@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, ClassVar
 from smpref.clientcheck.case_run import CaseRun, CaseState, Moment, subscribed_queues
 from smpref.clientcheck.catalogue import CASE_BY_NUMBER
 from smpref.clientcheck.verdicts import Verdict
+from smpref.errors import ErrorCode
 from smpref.model.records import QueueRecord
 from smpref.model.server import Outgoing, Server
 from smpref.model.server_events import deleted_by_operator, message_arrives, subscription_taken
 from smpref.serve.watcher import Intervention
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR, MSG, RecordKind
-from smpref.wire.schema import parse_error
+from smpref.wire.schema import error_type
 from smpref.wire.transmission import Transmission
 
 if TYPE_CHECKING:
@@ -339,7 +340,7 @@ class RefusedSend(CaseRun):
                 self.begin(c, tx.entity_id)
                 self.state = CaseState.STARTED
                 self.exchange = c.exchange()
-                error = ERR(error=parse_error("INTERNAL"))
+                error = ERR(error=error_type(ErrorCode.INTERNAL))
                 return Intervention(refuse={index: (tx.corr_id, tx.entity_id, error)})
         return None
 

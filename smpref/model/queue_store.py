@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 from abc import ABC, abstractmethod
 
-from smpref.model.records import QueueRecord, StoredRecord
+from smpref.model.records import QueueRecord, Role, StoredRecord
 
 
 class QueueStore(ABC):
@@ -26,8 +26,8 @@ class QueueStore(ABC):
         """The queue with this recipient ID, or None."""
 
     @abstractmethod
-    def find(self, role: str, entity_id: bytes) -> QueueRecord | None:
-        """The queue whose ``role`` ID ("recipient", "sender", "notifier", "link") is this."""
+    def find(self, role: Role, entity_id: bytes) -> QueueRecord | None:
+        """The queue whose ``role`` ID is this."""
 
     @abstractmethod
     def id_taken(self, entity_id: bytes) -> bool:
@@ -90,16 +90,16 @@ class MemoryStore(QueueStore):
 
     def __init__(self) -> None:
         self._queues: dict[bytes, QueueRecord] = {}
-        self._ids: dict[bytes, tuple[str, bytes]] = {}
+        self._ids: dict[bytes, tuple[Role, bytes]] = {}
         self._records: dict[bytes, list[StoredRecord]] = {}
         self._blob_bytes = 0
 
     def get(self, recipient_id: bytes) -> QueueRecord | None:
         return self._queues.get(recipient_id)
 
-    def find(self, role: str, entity_id: bytes) -> QueueRecord | None:
+    def find(self, role: Role, entity_id: bytes) -> QueueRecord | None:
         entry = self._ids.get(entity_id)
-        if entry is None or entry[0] != role:
+        if entry is None or entry[0] is not role:
             return None
         return self._queues.get(entry[1])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from smpref.crypto.ratchet import RatchetState
@@ -10,6 +11,15 @@ from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
 from smpref.wire.messages import ConnectionMode, LinkBlob, RecordKind
 
+
+class Role(enum.Enum):
+    """What an ID is to its queue; one ID space covers every role (QUEUE-4), and a store finds a
+    queue by an ID in one role (:meth:`smpref.model.queue_store.QueueStore.find`)."""
+
+    RECIPIENT = "recipient"
+    SENDER = "sender"
+    NOTIFIER = "notifier"
+    LINK = "link"
 
 @dataclass(frozen=True, slots=True)
 class Notifier:
@@ -69,7 +79,7 @@ class QueueRecord:
     def suspended(self) -> bool:
         return self.status is QueueStatus.SUSPENDED
 
-    def ids(self) -> dict[str, bytes]:
+    def ids(self) -> dict[Role, bytes]:
         """The queue's IDs by role."""
         return ids_by_role(self.recipient_id, self.sender_id,
                            self.notifier.notifier_id if self.notifier else None,
@@ -77,14 +87,14 @@ class QueueRecord:
 
 
 def ids_by_role(recipient_id: bytes, sender_id: bytes, notifier_id: bytes | None,
-                link_id: bytes | None) -> dict[str, bytes]:
+                link_id: bytes | None) -> dict[Role, bytes]:
     """A queue's IDs by role (QUEUE-4): recipient and sender always, notifier and link when
     the queue has them."""
-    ids = {"recipient": recipient_id, "sender": sender_id}
+    ids = {Role.RECIPIENT: recipient_id, Role.SENDER: sender_id}
     if notifier_id is not None:
-        ids["notifier"] = notifier_id
+        ids[Role.NOTIFIER] = notifier_id
     if link_id is not None:
-        ids["link"] = link_id
+        ids[Role.LINK] = link_id
     return ids
 
 

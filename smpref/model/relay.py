@@ -29,13 +29,13 @@ from smpref.crypto.forwarding import (
     seal_fwd_response,
 )
 from smpref.crypto.primitives import box_key
-from smpref.errors import BlockError, CryptoError, WireError
+from smpref.errors import BlockError, CryptoError, ErrorCode, WireError
 from smpref.model.server_state import ServerState
 from smpref.model.sessions import Outgoing, Session
 from smpref.wire.blocks import decode_batch
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR, FwdResponse, FwdTransmission
-from smpref.wire.schema import decode_struct, parse_error
+from smpref.wire.schema import decode_struct, error_type
 from smpref.wire.version_history import IMPLIED_SESSION
 
 #: the commands a proxy may forward (deployed Server.hs: the sender's and the link reader's)
@@ -118,7 +118,7 @@ def serve_rfwd(server: ServerState, proxy: Session, corr_id: bytes, opened: Open
     assert forwarded is not None and client_key is not None and session_key is not None
     session = forwarded_session(proxy, forwarded.version)
     if opened.transmission is None:  # the client's batch does not parse: ERR BLOCK inside
-        out = [Outgoing(session.session_id, b"", b"", ERR(error=parse_error("BLOCK")))]
+        out = [Outgoing(session.session_id, b"", b"", ERR(error=error_type(ErrorCode.BLOCK)))]
     else:
         out = server.serve_forwarded(session, opened.transmission)
     # every command the generic step serves has exactly one answer

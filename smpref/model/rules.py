@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from smpref.crypto.primitives import sha3_384
+from smpref.errors import ErrorCode
 from smpref.model.records import QueueRecord
 from smpref.model.relay import Failure
 from smpref.model.server_state import ID_SIZE, ServerState
@@ -102,8 +103,15 @@ from smpref.wire.messages import (
 from smpref.wire.structs import Command
 from smpref.wire.version_history import message_limit
 
-#: the outcome of a rule that lets the command's effect run
-ACCEPT = "accept"
+
+class Accept(enum.Enum):
+    """The outcome of a rule that lets the command's effect run; every other outcome is the
+    :class:`~smpref.errors.ErrorCode` of the one ``ERR`` it answers."""
+
+    ACCEPT = "accept"
+
+
+ACCEPT = Accept.ACCEPT
 
 
 class Guard(enum.Enum):
@@ -175,7 +183,7 @@ class Rule:
 
     name: str
     command: str
-    outcome: str
+    outcome: ErrorCode | Accept
     requirements: tuple[str, ...]
     found: bool | None = None
     mode: ConnectionMode | None = None
@@ -187,9 +195,7 @@ class Rule:
 
     @property
     def accepts(self) -> bool:
-        # mutant-equivalent[Eq_GtE]: every rejecting outcome is an upper-case error name, which
-        #   sorts below 'accept'
-        return self.outcome == ACCEPT
+        return self.outcome is ACCEPT
 
     def matches(self, queue: QueueState | None, credential: Credential,
                 holds: Callable[[Guard], bool]) -> bool:
@@ -226,8 +232,8 @@ def _queue_command(command: str, *rules: Rule) -> list[Rule]:
     """A command about an existing queue: an unknown entity ID or an authorization that does
     not verify is ``ERR AUTH``, the same answer for both (AUTH-2, AUTH-3)."""
     return [
-        Rule(f"{command}.no-queue", command, "AUTH", ("AUTH-2", "AUTH-3"), found=ABSENT),
-        Rule(f"{command}.not-authorized", command, "AUTH", ("AUTH-1", "AUTH-2"),
+        Rule(f"{command}.no-queue", command, ErrorCode.AUTH, ("AUTH-2", "AUTH-3"), found=ABSENT),
+        Rule(f"{command}.not-authorized", command, ErrorCode.AUTH, ("AUTH-1", "AUTH-2"),
              credentials=NOT_VALID),
         *rules,
     ]
@@ -239,84 +245,91 @@ def _accept(command: str, *requirements: str) -> Rule:
 
 RULES: tuple[Rule, ...] = (
     # NEW: authorized by the rcvAuthKey it carries; checked in the order of QUEUE-10.
-    Rule("NEW.not-authorized", "NEW", "AUTH", ("AUTH-1", "CMD-10"), credentials=NOT_VALID),
-    Rule("NEW.wrong-password", "NEW", "AUTH", ("CMD-10", "QUEUE-10"),
+    Rule("NEW.not-authorized", "NEW", ErrorCode.AUTH, ("AUTH-1", "CMD-10"), credentials=NOT_VALID),
+    Rule("NEW.wrong-password", "NEW", ErrorCode.AUTH, ("CMD-10", "QUEUE-10"),
          guard=Guard.WRONG_PASSWORD),
-    Rule("NEW.malformed-link-ids", "NEW", "CMD SYNTAX", ("LINK-2", "QUEUE-3", "QUEUE-10"),
+    Rule("NEW.malformed-link-ids", "NEW", ErrorCode.CMD_SYNTAX, ("LINK-2", "QUEUE-3", "QUEUE-10"),
          guard=Guard.MALFORMED_LINK_IDS),
-    Rule("NEW.blob-too-large", "NEW", "LARGE_MSG", ("QUEUE-6",), guard=Guard.BLOB_TOO_LARGE),
-    Rule("NEW.malformed-blob", "NEW", "CMD SYNTAX", ("QUEUE-8",), guard=Guard.MALFORMED_BLOB),
-    Rule("NEW.malformed-notifier-id", "NEW", "CMD SYNTAX", ("CMD-12", "QUEUE-10"),
+    Rule("NEW.blob-too-large", "NEW", ErrorCode.LARGE_MSG, ("QUEUE-6",),
+         guard=Guard.BLOB_TOO_LARGE),
+    Rule("NEW.malformed-blob", "NEW", ErrorCode.CMD_SYNTAX, ("QUEUE-8",),
+         guard=Guard.MALFORMED_BLOB),
+    Rule("NEW.malformed-notifier-id", "NEW", ErrorCode.CMD_SYNTAX, ("CMD-12", "QUEUE-10"),
          guard=Guard.MALFORMED_NOTIFIER_ID),
-    Rule("NEW.id-taken", "NEW", "AUTH", ("QUEUE-3", "QUEUE-4"), guard=Guard.CHOSEN_ID_TAKEN),
-    Rule("NEW.low-order-key", "NEW", "CMD SYNTAX", ("QUEUE-10",), guard=Guard.LOW_ORDER_KEY),
+    Rule("NEW.id-taken", "NEW", ErrorCode.AUTH, ("QUEUE-3", "QUEUE-4"),
+         guard=Guard.CHOSEN_ID_TAKEN),
+    Rule("NEW.low-order-key", "NEW", ErrorCode.CMD_SYNTAX, ("QUEUE-10",),
+         guard=Guard.LOW_ORDER_KEY),
     _accept("NEW", "CMD-10", "CMD-11", "CMD-12", "QUEUE-1", "QUEUE-2", "QENC-1", "QENC-6"),
 
     *_queue_command(
         "KEY",
-        Rule("KEY.other-key", "KEY", "AUTH", ("QUEUE-11",), guard=Guard.OTHER_SENDER_KEY),
+        Rule("KEY.other-key", "KEY", ErrorCode.AUTH, ("QUEUE-11",), guard=Guard.OTHER_SENDER_KEY),
         _accept("KEY", "CMD-13", "QUEUE-11", "LINK-11")),
 
     *_queue_command(
         "SKEY",
-        Rule("SKEY.contact", "SKEY", "AUTH", ("CMD-14", "QUEUE-11"), mode=CONTACT),
-        Rule("SKEY.other-key", "SKEY", "AUTH", ("QUEUE-11",), guard=Guard.OTHER_SENDER_KEY),
+        Rule("SKEY.contact", "SKEY", ErrorCode.AUTH, ("CMD-14", "QUEUE-11"), mode=CONTACT),
+        Rule("SKEY.other-key", "SKEY", ErrorCode.AUTH, ("QUEUE-11",), guard=Guard.OTHER_SENDER_KEY),
         _accept("SKEY", "CMD-14", "QUEUE-11", "LINK-11")),
 
     *_queue_command(
         "LSET",
-        Rule("LSET.secured-invitation", "LSET", "AUTH", ("LINK-5", "LINK-11"), mode=INVITATION,
+        Rule("LSET.secured-invitation", "LSET", ErrorCode.AUTH, ("LINK-5", "LINK-11"),
+             mode=INVITATION,
              security=SECURED),
-        Rule("LSET.no-link", "LSET", "CMD PROHIBITED", ("LINK-5",), guard=Guard.NO_LINK),
-        Rule("LSET.blob-too-large", "LSET", "LARGE_MSG", ("QUEUE-6",),
+        Rule("LSET.no-link", "LSET", ErrorCode.CMD_PROHIBITED, ("LINK-5",), guard=Guard.NO_LINK),
+        Rule("LSET.blob-too-large", "LSET", ErrorCode.LARGE_MSG, ("QUEUE-6",),
              guard=Guard.BLOB_TOO_LARGE),
-        Rule("LSET.malformed-blob", "LSET", "CMD SYNTAX", ("QUEUE-8",),
+        Rule("LSET.malformed-blob", "LSET", ErrorCode.CMD_SYNTAX, ("QUEUE-8",),
              guard=Guard.MALFORMED_BLOB),
         _accept("LSET", "LINK-5")),
 
     # LGET: k names the link; authorized (by the key it carries) exactly when it carries one.
-    Rule("LGET.no-link", "LGET", "AUTH", ("LINK-6", "AUTH-3"), found=ABSENT),
-    Rule("LGET.bad-signature", "LGET", "AUTH", ("LINK-8",), credentials=frozenset(
+    Rule("LGET.no-link", "LGET", ErrorCode.AUTH, ("LINK-6", "AUTH-3"), found=ABSENT),
+    Rule("LGET.bad-signature", "LGET", ErrorCode.AUTH, ("LINK-8",), credentials=frozenset(
         {Credential.INVALID})),
-    Rule("LGET.secures-contact", "LGET", "AUTH", ("LINK-7", "QUEUE-11"), mode=CONTACT,
+    Rule("LGET.secures-contact", "LGET", ErrorCode.AUTH, ("LINK-7", "QUEUE-11"), mode=CONTACT,
          credentials=VALID),
-    Rule("LGET.other-key", "LGET", "AUTH", ("LINK-7", "QUEUE-11"), credentials=VALID,
+    Rule("LGET.other-key", "LGET", ErrorCode.AUTH, ("LINK-7", "QUEUE-11"), credentials=VALID,
          guard=Guard.OTHER_SENDER_KEY),
-    Rule("LGET.low-order-k", "LGET", "AUTH", ("LINK-9",), guard=Guard.LOW_ORDER_LINK_KEY),
+    Rule("LGET.low-order-k", "LGET", ErrorCode.AUTH, ("LINK-9",), guard=Guard.LOW_ORDER_LINK_KEY),
     _accept("LGET", "LINK-6", "LINK-7", "LINK-9", "LINK-11"),
 
     *_queue_command("NDEL", _accept("NDEL", "CMD-15")),
 
     *_queue_command(
         "SUB",
-        Rule("SUB.session-gets", "SUB", "CMD PROHIBITED", ("MSG-3",), guard=Guard.SESSION_GETS),
+        Rule("SUB.session-gets", "SUB", ErrorCode.CMD_PROHIBITED, ("MSG-3",),
+             guard=Guard.SESSION_GETS),
         _accept("SUB", "CMD-16", "MSG-2")),
 
     # SEND: unsigned while the queue has no sender key, signed by it once it has one (MSG-1).
-    Rule("SEND.no-queue", "SEND", "AUTH", ("AUTH-2", "AUTH-3"), found=ABSENT),
-    Rule("SEND.signed-to-unsecured", "SEND", "AUTH", ("MSG-1", "AUTH-3"), security=UNSECURED,
+    Rule("SEND.no-queue", "SEND", ErrorCode.AUTH, ("AUTH-2", "AUTH-3"), found=ABSENT),
+    Rule("SEND.signed-to-unsecured", "SEND", ErrorCode.AUTH, ("MSG-1", "AUTH-3"),
+         security=UNSECURED,
          credentials=SIGNED),
-    Rule("SEND.unsigned-to-secured", "SEND", "AUTH", ("MSG-1",), security=SECURED,
+    Rule("SEND.unsigned-to-secured", "SEND", ErrorCode.AUTH, ("MSG-1",), security=SECURED,
          credentials=NOT_VALID),
     # the size before the status, as deployed checks it (MSG-5; simplexmq Server.hs:1842-1856)
-    Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),
+    Rule("SEND.body-too-large", "SEND", ErrorCode.LARGE_MSG, ("MSG-5", "TRANS-12"),
          guard=Guard.BODY_TOO_LARGE),
-    Rule("SEND.suspended", "SEND", "AUTH", ("ROT-3",), status=SUSPENDED),
-    Rule("SEND.quota-held", "SEND", "QUOTA", ("MSG-6",), guard=Guard.QUOTA_HELD),
-    Rule("SEND.queue-full", "SEND", "QUOTA", ("MSG-6", "QENC-6"), guard=Guard.QUEUE_FULL,
+    Rule("SEND.suspended", "SEND", ErrorCode.AUTH, ("ROT-3",), status=SUSPENDED),
+    Rule("SEND.quota-held", "SEND", ErrorCode.QUOTA, ("MSG-6",), guard=Guard.QUOTA_HELD),
+    Rule("SEND.queue-full", "SEND", ErrorCode.QUOTA, ("MSG-6", "QENC-6"), guard=Guard.QUEUE_FULL,
          effect="quota-marker"),
     _accept("SEND", "CMD-17", "MSG-1", "MSG-2", "QENC-2", "QENC-4", "LINK-11"),
 
     *_queue_command(
         "ACK",
-        Rule("ACK.nothing-delivered", "ACK", "NO_MSG", ("MSG-4",),
+        Rule("ACK.nothing-delivered", "ACK", ErrorCode.NO_MSG, ("MSG-4",),
              guard=Guard.NOTHING_DELIVERED),
-        Rule("ACK.other-message", "ACK", "NO_MSG", ("MSG-4",), guard=Guard.OTHER_MESSAGE),
+        Rule("ACK.other-message", "ACK", ErrorCode.NO_MSG, ("MSG-4",), guard=Guard.OTHER_MESSAGE),
         _accept("ACK", "CMD-18", "MSG-4", "MSG-2")),
 
     *_queue_command(
         "GET",
-        Rule("GET.session-subscribed", "GET", "CMD PROHIBITED", ("MSG-3",),
+        Rule("GET.session-subscribed", "GET", ErrorCode.CMD_PROHIBITED, ("MSG-3",),
              guard=Guard.SESSION_SUBSCRIBED),
         _accept("GET", "CMD-19", "MSG-3")),
 
@@ -327,69 +340,69 @@ RULES: tuple[Rule, ...] = (
 
     # --- deployed SMP only (spec/deployed.md): keyed by class, as the tags NEW, LSET and LGET
     # --- name other commands in the seed design. Deployed's own order (DEP-3 to DEP-6).
-    Rule("DeployedNEW.not-authorized", "DeployedNEW", "AUTH", ("AUTH-1", "DEP-3"),
+    Rule("DeployedNEW.not-authorized", "DeployedNEW", ErrorCode.AUTH, ("AUTH-1", "DEP-3"),
          credentials=NOT_VALID),
-    Rule("DeployedNEW.wrong-password", "DeployedNEW", "AUTH", ("DEP-3",),
+    Rule("DeployedNEW.wrong-password", "DeployedNEW", ErrorCode.AUTH, ("DEP-3",),
          guard=Guard.WRONG_PASSWORD),
-    Rule("DeployedNEW.sender-id-not-derived", "DeployedNEW", "CMD PROHIBITED", ("DEP-3",),
+    Rule("DeployedNEW.sender-id-not-derived", "DeployedNEW", ErrorCode.CMD_PROHIBITED, ("DEP-3",),
          guard=Guard.SENDER_ID_NOT_DERIVED),
-    Rule("DeployedNEW.id-taken", "DeployedNEW", "AUTH", ("DEP-3", "QUEUE-4"),
+    Rule("DeployedNEW.id-taken", "DeployedNEW", ErrorCode.AUTH, ("DEP-3", "QUEUE-4"),
          guard=Guard.CHOSEN_ID_TAKEN),
-    Rule("DeployedNEW.low-order-key", "DeployedNEW", "CMD SYNTAX", ("DEP-3", "QUEUE-10"),
+    Rule("DeployedNEW.low-order-key", "DeployedNEW", ErrorCode.CMD_SYNTAX, ("DEP-3", "QUEUE-10"),
          guard=Guard.LOW_ORDER_KEY),
     _accept("DeployedNEW", "DEP-3", "QUEUE-1", "QUEUE-2"),
 
     *_queue_command(
         "DeployedLSET",
-        Rule("DeployedLSET.secured-invitation", "DeployedLSET", "AUTH", ("DEP-5",),
+        Rule("DeployedLSET.secured-invitation", "DeployedLSET", ErrorCode.AUTH, ("DEP-5",),
              mode=INVITATION, security=SECURED),
-        Rule("DeployedLSET.other-link-id", "DeployedLSET", "AUTH", ("DEP-5",),
+        Rule("DeployedLSET.other-link-id", "DeployedLSET", ErrorCode.AUTH, ("DEP-5",),
              guard=Guard.OTHER_LINK_ID),
-        Rule("DeployedLSET.fixed-data-changed", "DeployedLSET", "AUTH", ("DEP-5",),
+        Rule("DeployedLSET.fixed-data-changed", "DeployedLSET", ErrorCode.AUTH, ("DEP-5",),
              guard=Guard.FIXED_DATA_CHANGED),
         _accept("DeployedLSET", "DEP-5")),
 
     *_queue_command("DeployedLDEL", _accept("DeployedLDEL", "DEP-5")),
 
     # LGET and LKEY name the queue by its LinkId: no queue has it -> AUTH, as deployed.
-    Rule("DeployedLGET.no-link", "DeployedLGET", "AUTH", ("DEP-5", "AUTH-3"), found=ABSENT),
-    Rule("DeployedLGET.invitation", "DeployedLGET", "AUTH", ("DEP-5",), mode=INVITATION),
+    Rule("DeployedLGET.no-link", "DeployedLGET", ErrorCode.AUTH, ("DEP-5", "AUTH-3"), found=ABSENT),
+    Rule("DeployedLGET.invitation", "DeployedLGET", ErrorCode.AUTH, ("DEP-5",), mode=INVITATION),
     _accept("DeployedLGET", "DEP-5"),
 
-    Rule("DeployedLKEY.no-link", "DeployedLKEY", "AUTH", ("DEP-5", "AUTH-3"), found=ABSENT),
-    Rule("DeployedLKEY.not-authorized", "DeployedLKEY", "AUTH", ("AUTH-1", "DEP-5"),
+    Rule("DeployedLKEY.no-link", "DeployedLKEY", ErrorCode.AUTH, ("DEP-5", "AUTH-3"), found=ABSENT),
+    Rule("DeployedLKEY.not-authorized", "DeployedLKEY", ErrorCode.AUTH, ("AUTH-1", "DEP-5"),
          credentials=NOT_VALID),
-    Rule("DeployedLKEY.contact", "DeployedLKEY", "AUTH", ("DEP-5",), mode=CONTACT),
-    Rule("DeployedLKEY.other-key", "DeployedLKEY", "AUTH", ("DEP-5", "QUEUE-11"),
+    Rule("DeployedLKEY.contact", "DeployedLKEY", ErrorCode.AUTH, ("DEP-5",), mode=CONTACT),
+    Rule("DeployedLKEY.other-key", "DeployedLKEY", ErrorCode.AUTH, ("DEP-5", "QUEUE-11"),
          guard=Guard.OTHER_SENDER_KEY),
     _accept("DeployedLKEY", "DEP-5"),
 
     *_queue_command(
         "DeployedNKEY",
-        Rule("DeployedNKEY.low-order-key", "DeployedNKEY", "CMD SYNTAX", ("DEP-6",),
+        Rule("DeployedNKEY.low-order-key", "DeployedNKEY", ErrorCode.CMD_SYNTAX, ("DEP-6",),
              guard=Guard.LOW_ORDER_NTF_KEY),
         _accept("DeployedNKEY", "DEP-6")),
 
     # --- private message routing (DEP-14, DEP-15). The model is the relay;
     # --- as a proxy it is a deployed server that allows no proxying (allowSMPProxy off):
     # --- `smpref serve` proxies in its listener, around the model.
-    Rule("DeployedPRXY.no-proxy", "DeployedPRXY", "PROXY BASIC_AUTH", ("DEP-15",),
+    Rule("DeployedPRXY.no-proxy", "DeployedPRXY", ErrorCode.PROXY_BASIC_AUTH, ("DEP-15",),
          guard=Guard.NOT_PROXYING),
-    Rule("DeployedPRXY.wrong-password", "DeployedPRXY", "PROXY BASIC_AUTH", ("DEP-15",),
+    Rule("DeployedPRXY.wrong-password", "DeployedPRXY", ErrorCode.PROXY_BASIC_AUTH, ("DEP-15",),
          guard=Guard.WRONG_PASSWORD),
     _accept("DeployedPRXY", "DEP-15"),
-    Rule("DeployedPFWD.no-proxy", "DeployedPFWD", "PROXY NO_SESSION", ("DEP-15",),
+    Rule("DeployedPFWD.no-proxy", "DeployedPFWD", ErrorCode.PROXY_NO_SESSION, ("DEP-15",),
          guard=Guard.NOT_PROXYING),
     _accept("DeployedPFWD", "DEP-15"),
-    Rule("DeployedRFWD.no-proxy-key", "DeployedRFWD", "PROXY BROKER TRANSPORT NO_AUTH",
+    Rule("DeployedRFWD.no-proxy-key", "DeployedRFWD", ErrorCode.PROXY_BROKER_NO_AUTH,
          ("DEP-14",), guard=Guard.NO_PROXY_KEY),
-    Rule("DeployedRFWD.not-opened", "DeployedRFWD", "CRYPTO", ("DEP-14",),
+    Rule("DeployedRFWD.not-opened", "DeployedRFWD", ErrorCode.CRYPTO, ("DEP-14",),
          guard=Guard.FORWARD_NOT_OPENED),
-    Rule("DeployedRFWD.not-forwarded", "DeployedRFWD", "CMD SYNTAX", ("DEP-14",),
+    Rule("DeployedRFWD.not-forwarded", "DeployedRFWD", ErrorCode.CMD_SYNTAX, ("DEP-14",),
          guard=Guard.NOT_FORWARDED),
-    Rule("DeployedRFWD.client-not-opened", "DeployedRFWD", "CRYPTO", ("DEP-14",),
+    Rule("DeployedRFWD.client-not-opened", "DeployedRFWD", ErrorCode.CRYPTO, ("DEP-14",),
          guard=Guard.CLIENT_NOT_OPENED),
-    Rule("DeployedRFWD.several", "DeployedRFWD", "BLOCK", ("DEP-14",),
+    Rule("DeployedRFWD.several", "DeployedRFWD", ErrorCode.BLOCK, ("DEP-14",),
          guard=Guard.FORWARDED_SEVERAL),
     _accept("DeployedRFWD", "DEP-14"),
 )

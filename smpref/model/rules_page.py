@@ -42,9 +42,9 @@ def _when(rule: Rule) -> str:
 
 
 def _outcome(rule: Rule) -> str:
-    if rule.outcome == ACCEPT:
+    if rule.outcome is ACCEPT:
         return "accepted"
-    text = f"`ERR {rule.outcome}`"
+    text = f"`ERR {rule.outcome.value}`"
     if rule.effect is not None:
         text += f" after `{rule.effect}`"
     return text
@@ -64,8 +64,8 @@ def _in_state(command: str, view: QueueView) -> str:
             break
         if candidate.guard is not None and candidate.matches(view, Credential.VALID,
                                                              lambda guard: True):
-            guarded.append(f"`{candidate.outcome}` if `{candidate.guard.name}`")
-    head = "accepted" if rule.accepts else f"`ERR {rule.outcome}` ({rule.name})"
+            guarded.append(f"`{candidate.outcome.value}` if `{candidate.guard.name}`")
+    head = "accepted" if rule.accepts else f"`ERR {rule.outcome.value}` ({rule.name})"
     return head + ("; " + "; ".join(guarded) if guarded else "")
 
 

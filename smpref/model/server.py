@@ -36,15 +36,15 @@ from __future__ import annotations
 
 from smpref.crypto.auth import verify
 from smpref.crypto.primitives import sha256
-from smpref.errors import StoreError, WireError
+from smpref.errors import ErrorCode, StoreError, WireError
 from smpref.model import (
     deployed_effects,  # noqa: F401 - registers deployed SMP's effects
     retention,
 )
 from smpref.model.effects import EFFECTS
-from smpref.model.records import QueueRecord
+from smpref.model.records import QueueRecord, Role
 from smpref.model.relay import FORWARDABLE
-from smpref.model.rules import decide_step
+from smpref.model.rules import Accept, decide_step
 from smpref.model.server_state import Observer, ServerState, SweepState
 from smpref.model.sessions import Outgoing, Session
 from smpref.model.states import Credential
@@ -53,7 +53,7 @@ from smpref.notation.definitions import MessageDef
 from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
 from smpref.wire.messages import ERR
-from smpref.wire.schema import decode_message, parse_error, wire_error
+from smpref.wire.schema import decode_message, error_type, wire_error
 from smpref.wire.structs import Command
 from smpref.wire.transmission import Transmission, check_credentials
 
@@ -61,8 +61,8 @@ __all__ = ["Observer", "Outgoing", "Server", "Session"]
 
 
 #: the store role an entity kind of the notation looks the queue up by
-_ROLE_OF_ENTITY = {"recipient_id": "recipient", "sender_id": "sender",
-                   "notifier_id": "notifier"}
+_ROLE_OF_ENTITY = {"recipient_id": Role.RECIPIENT, "sender_id": Role.SENDER,
+                   "notifier_id": Role.NOTIFIER}
 
 
 class Server(ServerState):
@@ -85,16 +85,16 @@ class Server(ServerState):
         try:  # in the layout of the session's version (DEP-12)
             tx, sent_session = Transmission.decode_sent(data, session.version)
         except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)
-            return [self._error(session_id, b"", b"", "BLOCK")]
+            return [self._error(session_id, b"", b"", ErrorCode.BLOCK)]
         if sent_session is not None and sent_session != session_id:
             # below version 7 the transmission names its session (DEP-11)
-            return [self._error(session_id, tx.corr_id, b"", "SESSION")]
+            return [self._error(session_id, tx.corr_id, b"", ErrorCode.SESSION)]
         # mutant-equivalent-deployed[*]: below version 16 no transmission carries a service
         #   signature (Protocol.hs:1632), so at 10 and 6 only the seed design's answer (AUTH-4)
         #   depends on this line; at 16 and later queue.err.service-order and
         #   transport.service-signature judge it
         if tx.service_signature is not None and session.dialect is Dialect.SEED:  # AUTH-4
-            return [self._error(session_id, tx.corr_id, tx.entity_id, "SERVICE")]
+            return [self._error(session_id, tx.corr_id, tx.entity_id, ErrorCode.SERVICE)]
         try:
             message = decode_message(tx.command, kind="command", dialect=session.dialect,
                                      version=session.version)
@@ -111,7 +111,7 @@ class Server(ServerState):
         if forwarded and message.DEF.class_name not in FORWARDABLE:
             # a proxy forwards a sender's and a link reader's commands only (DEP-14)
             self.observe("forwarded.prohibited", ("DEP-14",))
-            return [self._error(session_id, tx.corr_id, tx.entity_id, "CMD PROHIBITED")]
+            return [self._error(session_id, tx.corr_id, tx.entity_id, ErrorCode.CMD_PROHIBITED)]
         try:  # the lookup, a guard or an effect may meet a store that cannot read or write
             step = self._step(session, tx, message)
             if tx.service_signature is not None:  # deployed SMP: a client that is no service
@@ -169,7 +169,7 @@ class Server(ServerState):
         #   'link_key'
         if entity == "link_key":  # LGET's k: the link ID is SHA-256(k) (LINK-6)
             # mutant-equivalent-deployed[*]: {seed-lget}
-            return self.store.find("link", sha256(entity_id)) if len(
+            return self.store.find(Role.LINK, sha256(entity_id)) if len(
                 # mutant-equivalent[ReplaceComparisonOperator]: a k of another length names no link
                 #   either way: its SHA-256 is no queue's link ID
                 # mutant-equivalent-deployed[*]: {seed-lget}
@@ -178,13 +178,16 @@ class Server(ServerState):
         #   none, recipient_id, sender_id, notifier_id and link_id; none of the others sorts at or
         #   below 'link_id'
         if entity == "link_id":  # deployed LGET and LKEY: the LinkId itself (DEP-5)
-            return self.store.find("link", entity_id)
+            return self.store.find(Role.LINK, entity_id)
         role = _ROLE_OF_ENTITY.get(entity)
         return self.store.find(role, entity_id) if role is not None else None
 
-    def _error(self, session_id: bytes, corr_id: bytes, entity_id: bytes, error: str
-               ) -> Outgoing:
-        return Outgoing(session_id, corr_id, entity_id, ERR(error=parse_error(error)))
+    def _error(self, session_id: bytes, corr_id: bytes, entity_id: bytes,
+               error: ErrorCode | Accept) -> Outgoing:
+        """``ERR error``; an accepting outcome here is a bug in the caller."""
+        if not isinstance(error, ErrorCode):
+            raise TypeError(f"{error} is not an error")
+        return Outgoing(session_id, corr_id, entity_id, ERR(error=error_type(error)))
 
     # --- sweeps ----------------------------------------------------------------------------
 
@@ -219,12 +222,12 @@ def reported(requirements: tuple[str, ...], dialect: Dialect) -> tuple[str, ...]
     return kept if "DEP-2" in kept else (*kept, "DEP-2")
 
 
-def _unserved(step: Step[Command]) -> str:
+def _unserved(step: Step[Command]) -> ErrorCode:
     """A deployed session's answer to a service signature (DEP-10, AUTH-4): deployed checks
     it once the command decoded, its credential rule held and its queue was found, so an
     entity ID that names no queue is still ``AUTH`` (simplexmq Server.hs:1230-1243, 1271-1277)."""
     names_queue = step.command.DEF.entity in (*_ROLE_OF_ENTITY, "link_id")
-    return "AUTH" if names_queue and step.queue is None else "SERVICE"
+    return ErrorCode.AUTH if names_queue and step.queue is None else ErrorCode.SERVICE
 
 
 def queue_key(signer: str, queue: QueueRecord) -> PublicKey | None:

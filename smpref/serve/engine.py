@@ -34,14 +34,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from smpref.errors import StoreError
+from smpref.errors import ErrorCode, StoreError
 from smpref.model.server import Outgoing, Server
 from smpref.serve import events
 from smpref.serve.watcher import Refusal, ServerEvent, Watcher, give_judgement, guard
 from smpref.store.group_commit import GroupCommitStore
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR
-from smpref.wire.schema import parse_error
+from smpref.wire.schema import error_type
 from smpref.wire.transmission import Transmission
 
 #: most jobs taken into one group: bounds the latency a group adds to its first job
@@ -212,7 +212,7 @@ class Engine:
                  touched: list[tuple[Receive | Sweep | Act, int, set[bytes]]]) -> None:
         if job.bad_block:
             job.results.append([Outgoing(job.session_id, b"", b"",
-                                         ERR(error=parse_error("BLOCK")))])
+                                         ERR(error=error_type(ErrorCode.BLOCK)))])
             return
         for index, transmission in enumerate(job.transmissions):
             if index in job.refuse:  # a watcher answers it instead of the model
@@ -293,5 +293,5 @@ def _store_error(session_id: bytes, data: bytes) -> list[Outgoing]:
     """The answer that replaces a transmission's output when its change did not reach the
     disk: ``ERR STORE`` with its corrId and entity ID, and none of its events."""
     tx = Transmission.decode(data)  # it decoded in the model, or it touched no queue
-    error = parse_error(StoreError.smp_error or "STORE")
+    error = error_type(ErrorCode.STORE)
     return [Outgoing(session_id, tx.corr_id, tx.entity_id, ERR(error=error))]

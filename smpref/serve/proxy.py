@@ -28,7 +28,7 @@ import logging
 from smpref.client.connection import SmpClient
 from smpref.client.proxied import pres_for, rfwd_for
 from smpref.crypto.randomness import Random
-from smpref.errors import ClientError, CryptoError, InvalidValueError
+from smpref.errors import ClientError, CryptoError, ErrorCode, InvalidValueError
 from smpref.serve import events
 from smpref.text.addresses import ServerAddress
 from smpref.wire.messages import (
@@ -43,7 +43,7 @@ from smpref.wire.messages import (
     ProxyError,
     RelayServer,
 )
-from smpref.wire.schema import parse_error
+from smpref.wire.schema import error_type, parse_error
 from smpref.wire.structs import Command, Response
 from smpref.wire.version_history import PROXIED_NEWEST, PROXY
 
@@ -62,8 +62,8 @@ def relay_address(relay: RelayServer) -> ServerAddress:
     return ServerAddress(relay.key_hash, hosts, port)
 
 
-def _error(text: str) -> ERR:
-    return ERR(error=parse_error(text))
+def _error(code: ErrorCode) -> ERR:
+    return ERR(error=error_type(code))
 
 
 class Proxy:
@@ -100,18 +100,19 @@ class Proxy:
             address = relay_address(command.relay)
         except InvalidValueError as exc:
             events.event("proxy_refused", logging.INFO, error=str(exc))
-            return _error("PROXY BROKER HOST")
+            return _error(ErrorCode.PROXY_BROKER_HOST)
         try:
             client = await self._relay(address)
         except ClientError as exc:
             events.event("relay_failed", logging.INFO, relay=address.canonical(),
                          error=str(exc))
-            return _error(f"PROXY BROKER {exc.broker}")
+            # the broker error carries what the relay's transport said: text, not a fixed code
+            return ERR(error=parse_error(f"PROXY BROKER {exc.broker}"))
         low, high = client.connected.server_range
         version = client.negotiated.version
         high = min(high, PROXIED_NEWEST)
         if version < PROXY or low > high:
-            return _error("PROXY BROKER TRANSPORT VERSION")
+            return _error(ErrorCode.PROXY_BROKER_VERSION)
         return DeployedPKEY(session_id=client.session_id, min_version=max(low, PROXY),
                             max_version=high,
                             cert_key=CertChainPubKey(cert_chain=client.connected.certificates,
@@ -150,19 +151,19 @@ class Proxy:
                     ) -> Response:
         client = self._by_session.get(session_id)
         if client is None or client.closed_reason is not None:
-            return _error("PROXY NO_SESSION")
+            return _error(ErrorCode.PROXY_NO_SESSION)
         nonce = self.random(24)
         rfwd = rfwd_for(client.connected.hello_key, nonce, command, corr_id)
         try:
             reply = await client.request(rfwd, corr_id=nonce, timeout=self.timeout)
         except ClientError:  # the relay's connection ended, or no answer came in time
-            return _error("PROXY BROKER NETWORK" if client.closed_reason is not None
-                          else "PROXY BROKER TIMEOUT")
+            return _error(ErrorCode.PROXY_BROKER_NETWORK if client.closed_reason is not None
+                          else ErrorCode.PROXY_BROKER_TIMEOUT)
         if isinstance(reply.message, DeployedRRES):
             try:
                 return pres_for(client.connected.hello_key, nonce, reply.message)
             except CryptoError:
-                return _error("CRYPTO")
+                return _error(ErrorCode.CRYPTO)
         if isinstance(reply.message, ERR):
             return ERR(error=ErrorType.PROXY(error=ProxyError.PROTOCOL(
                 error=reply.message.error)))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from smpref.errors import StoreError
 from smpref.model.queue_store import QueueStore
-from smpref.model.records import QueueRecord, StoredRecord
+from smpref.model.records import QueueRecord, Role, StoredRecord
 from smpref.store.journal import JournalStore
 
 
@@ -51,7 +51,7 @@ class GroupCommitStore(QueueStore):
         self.touched.add(recipient_id)
         return self.inner.get(recipient_id)
 
-    def find(self, role: str, entity_id: bytes) -> QueueRecord | None:
+    def find(self, role: Role, entity_id: bytes) -> QueueRecord | None:
         queue = self.inner.find(role, entity_id)
         if queue is not None:
             self.touched.add(queue.recipient_id)

@@ -33,7 +33,7 @@ from pathlib import Path
 from smpref.errors import LineError, NotAStoreError, StoreCorruptError, StoreError, WireError
 from smpref.model.environment import Clock
 from smpref.model.queue_store import QueueStore
-from smpref.model.records import QueueRecord, StoredRecord, ids_by_role
+from smpref.model.records import QueueRecord, Role, StoredRecord, ids_by_role
 from smpref.store.blob_accounting import BlobAccounting
 from smpref.store.filesystem import FileSystem, ReadOnlyFileSystem, StoreLock
 from smpref.store.line_fields import (
@@ -59,7 +59,7 @@ REC = "queue_rec.log"
 STATE = "queue_state.log"
 BLOB = "blob.data"
 BLOB_BAK = "blob.data.bak"
-REF_NAMES = {"sender": "sender.ref", "notifier": "notifier.ref", "link": "link.ref"}
+REF_NAMES = {Role.SENDER: "sender.ref", Role.NOTIFIER: "notifier.ref", Role.LINK: "link.ref"}
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 ORDER = {c: i for i, c in enumerate(ALPHABET)}
 
@@ -283,10 +283,10 @@ class JournalStore(QueueStore):
     # --- lookups ----------------------------------------------------------------------------
 
     def get(self, recipient_id: bytes) -> QueueRecord | None:
-        return self.find("recipient", recipient_id)
+        return self.find(Role.RECIPIENT, recipient_id)
 
-    def find(self, role: str, entity_id: bytes) -> QueueRecord | None:
-        if role == "recipient":
+    def find(self, role: Role, entity_id: bytes) -> QueueRecord | None:
+        if role is Role.RECIPIENT:
             rid: bytes | None = entity_id
         else:
             rid = self._ids.get(entity_id) or self._read_ref(role, entity_id)
@@ -302,7 +302,7 @@ class JournalStore(QueueStore):
     def id_taken(self, entity_id: bytes) -> bool:
         return entity_id in self._ids or self.fs.exists(folder_of(entity_id))
 
-    def _read_ref(self, role: str, entity_id: bytes) -> bytes | None:
+    def _read_ref(self, role: Role, entity_id: bytes) -> bytes | None:
         path = f"{folder_of(entity_id)}/{REF_NAMES[role]}"
         data = self.fs.read(path)
         if data is None or not data.endswith(b"\n"):
@@ -735,7 +735,7 @@ class JournalStore(QueueStore):
         self.fs.unlink(f"{entry.folder}/{STATE}")
         entry.blob_change = -(entry.stored.link.size if entry.stored.link else 0)
         for role, entity_id in _stored_ids(entry.stored).items():
-            if role != "recipient":
+            if role is not Role.RECIPIENT:
                 self.fs.rmtree(folder_of(entity_id))
         self.fs.rmtree(entry.folder)
 
@@ -743,11 +743,11 @@ class JournalStore(QueueStore):
         """Write one queue's changes in the order of STORE-13."""
         queue = entry.current
         assert queue is not None
-        old_ids = _stored_ids(entry.stored) if entry.stored else {"recipient": entry.rid}
+        old_ids = _stored_ids(entry.stored) if entry.stored else {Role.RECIPIENT: entry.rid}
         new_refs = {r: i for r, i in queue.ids().items() if old_ids.get(r) != i}
         gone_refs = {r: i for r, i in old_ids.items() if queue.ids().get(r) != i}
         for role, entity_id in new_refs.items():  # 1. references, before the commit point
-            if role != "recipient":
+            if role is not Role.RECIPIENT:
                 self._write_ref(role, entity_id, entry.rid)
         if entry.stored is None:
             self.fs.makedirs(entry.folder)
@@ -775,10 +775,7 @@ class JournalStore(QueueStore):
         entry.rec_body = rec_body
         # 6. what the committed state no longer names
         for role, entity_id in gone_refs.items():
-            # mutant-equivalent[NotEq_Lt]: a queue's sender ID never changes (QUEUE-4): 'sender',
-            #   the only role that sorts above 'recipient', is never among the references a change
-            #   gives up
-            if role != "recipient":
+            if role is not Role.RECIPIENT:
                 self.fs.rmtree(folder_of(entity_id))
         if old_journal is not None:
             self.fs.unlink(f"{entry.folder}/{_journal_name(old_journal)}")
@@ -796,7 +793,7 @@ class JournalStore(QueueStore):
             self._compact(entry.folder, STATE, encode_line(state_fields(state)), 0)
             entry.state_lines = 1
 
-    def _write_ref(self, role: str, entity_id: bytes, rid: bytes) -> None:
+    def _write_ref(self, role: Role, entity_id: bytes, rid: bytes) -> None:
         folder = folder_of(entity_id)
         self.fs.makedirs(folder)
         self.fs.write_new(f"{folder}/{REF_NAMES[role]}", b64(rid).encode() + b"\n")
@@ -982,7 +979,7 @@ def _backup_order(name: str) -> tuple[str, int]:
     return stamp, int(n) if n.isdigit() else 0
 
 
-def _stored_ids(stored: StoredQueue) -> dict[str, bytes]:
+def _stored_ids(stored: StoredQueue) -> dict[Role, bytes]:
     return ids_by_role(stored.recipient_id, stored.sender_id,
                        stored.notifier.notifier_id if stored.notifier else None,
                        stored.link.link_id if stored.link else None)

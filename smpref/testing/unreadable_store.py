@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from smpref.errors import StoreCorruptError
 from smpref.model.queue_store import QueueStore
-from smpref.model.records import QueueRecord, StoredRecord
+from smpref.model.records import QueueRecord, Role, StoredRecord
 
 
 class UnreadableQueues(QueueStore):
@@ -36,7 +36,7 @@ class UnreadableQueues(QueueStore):
         self._check(recipient_id)
         return self.inner.get(recipient_id)
 
-    def find(self, role: str, entity_id: bytes) -> QueueRecord | None:
+    def find(self, role: Role, entity_id: bytes) -> QueueRecord | None:
         queue = self.inner.find(role, entity_id)
         if queue is not None:
             self._check(queue.recipient_id)

@@ -49,7 +49,7 @@ def transmission_to_json(data: bytes, *, base_offset: int = 0,
         check_credentials(message.DEF, tx, message)
         credentials = "ok"
     except WireError as exc:
-        credentials = f"ERR {exc.smp_error}: {exc.reason}"
+        credentials = f"ERR {exc.smp_error.value}: {exc.reason}"
     return {
         "authorization": tx.authorization.hex(),
         "serviceSignature": None if tx.service_signature is None else tx.service_signature.hex(),

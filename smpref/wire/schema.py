@@ -22,6 +22,7 @@ from typing import Final, TypeVar
 
 from smpref.errors import (
     BadValueError,
+    ErrorCode,
     NotationError,
     SmprefError,
     TrailingBytesError,
@@ -396,6 +397,11 @@ def parse_error(text: str) -> messages.ErrorType:
     return value
 
 
+def error_type(code: ErrorCode) -> messages.ErrorType:
+    """The ``ErrorType`` the codec encodes for ``code``."""
+    return parse_error(code.value)
+
+
 def wire_error(exc: SmprefError) -> messages.ErrorType:
     """The one ``ERR`` an error reaching the wire is answered with (errors.py's
     ``smp_error``).
@@ -405,7 +411,7 @@ def wire_error(exc: SmprefError) -> messages.ErrorType:
     """
     if exc.smp_error is None:
         raise ValueError(f"{type(exc).__name__} never reaches the wire")
-    return parse_error(exc.smp_error)
+    return error_type(exc.smp_error)
 
 
 def decode_message(data: bytes, *, kind: str | None = None,

@@ -93,7 +93,7 @@ def credential_tests() -> list[Json]:
                     check_credentials(decode_message(body).DEF, tx, decode_message(body))
                     answer = "ok"
                 except CredentialError as exc:
-                    answer = exc.smp_error
+                    answer = exc.smp_error.value
                 tests.append(entry(f"{body.split(b' ')[0].decode()}, authorization {auth}, "
                                    f"entity {entity}", ["TRANS-7", "LINK-8"],
                                    transmission=tx.encode(), answer=answer))
