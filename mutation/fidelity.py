@@ -141,6 +141,33 @@ def problems(table: list[Row], deviations: list[Deviation], package: Path) -> li
     return found
 
 
+def undefined_names(deviations: list[Deviation], package: Path) -> list[str]:
+    """Each deviation whose edited Python file names something it does not define or import
+    (ruff's F821): such a deviation would crash where it runs, and a crash fails the checks
+    that run it, a kill it did not earn. The edited files are checked in one ruff run."""
+    with tempfile.TemporaryDirectory(prefix="smpref-deviations-") as tmp:
+        where: dict[str, str] = {}
+        for n, deviation in enumerate(deviations):
+            edited: dict[str, str] = {}
+            for edit in deviation.edits:
+                if not edit.file.endswith(".py"):
+                    continue
+                text = edited.get(edit.file) or (package.parent / edit.file).read_text()
+                edited[edit.file] = text.replace(edit.old, edit.new, 1)
+            for file, text in edited.items():
+                path = Path(tmp) / str(n) / file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+                where[str(path)] = f"{deviation.claim} ({deviation.what[:50]}): {file}"
+        if not where:
+            return []
+        done = subprocess.run([str(Path(sys.executable).parent / "ruff"), "check", "--isolated",
+                               "--select", "F821", "--output-format", "json", tmp],
+                              check=False, capture_output=True, text=True)
+        return [f"{where[f['filename']]}:{f['location']['row']}: {f['message']}"
+                for f in json.loads(done.stdout or "[]")]
+
+
 @dataclass
 class Outcome:
     """What one deviation's run came to."""
@@ -302,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     table = rows()
     deviations = all_deviations()
     found = problems(table, deviations, installed_package())
+    found += undefined_names(deviations, installed_package())
     if args.only:  # a partial run: only the chosen rows' problems stop it
         found = [p for p in found if any(p.startswith(f"{c}: ") for c in args.only)]
     if found:

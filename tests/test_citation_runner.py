@@ -23,7 +23,7 @@ def citations() -> ModuleType:
 
 
 def test_every_requirement_deviation_applies_to_the_source(citations: ModuleType) -> None:
-    from fidelity import problems
+    from fidelity import problems, undefined_names
 
     planted = citations.deviations()
     cited = citations.citing_tests()
@@ -32,6 +32,7 @@ def test_every_requirement_deviation_applies_to_the_source(citations: ModuleType
     found = [p for p in problems([], [d.deviation for r in sample for d in planted[r]], PACKAGE)
              if "no such row" not in p]
     assert found == []
+    assert undefined_names([d.deviation for r in sample for d in planted[r]], PACKAGE) == []
     assert all(d.what for r in sample for d in planted[r])
 
 

@@ -32,6 +32,16 @@ def test_every_row_has_a_deviation_whose_edits_apply_to_the_source(fidelity: Mod
         assert deviation.what and all(e.file.startswith("smpref/") for e in deviation.edits)
 
 
+def test_no_deviation_names_what_its_file_does_not_define(fidelity: ModuleType) -> None:
+    """A deviation that uses a name its file lacks (an enum a refactoring introduced, a helper
+    not imported) crashes where it runs, and the crash would count as a kill."""
+    assert fidelity.undefined_names(fidelity.all_deviations(), PACKAGE) == []
+    broken = fidelity.plant("DEP-11a", "x", "smpref/transport/versions.py", "def ",
+                            "x = no_such_name\ndef ")
+    assert [p.split(": ", 1)[0] for p in fidelity.undefined_names([broken], PACKAGE)] == [
+        "DEP-11a (x)"]
+
+
 def test_the_plan_check_names_what_is_wrong(fidelity: ModuleType) -> None:
     row = fidelity.Row("DEP-11a", ("tests/test_server.py::x",), ())
     stale = fidelity.plant("DEP-11a", "x", "smpref/transport/versions.py", "no such text", "y")

@@ -41,12 +41,14 @@ DEVIATIONS: list[Deviation] = [
           "        r.finish()\n"),
     plant("DEP-10b", "a service signature without a service session is ERR AUTH, not SERVICE",
           SERVER,
-          "    return \"AUTH\" if names_queue and step.queue is None else \"SERVICE\"\n",
-          "    return \"AUTH\"\n"),
+          "    return ErrorCode.AUTH if names_queue and step.queue is None else "
+          "ErrorCode.SERVICE\n",
+          "    return ErrorCode.AUTH\n"),
     plant("DEP-10b", "a service signature is ERR SERVICE before the queue is looked up",
           SERVER,
-          "    return \"AUTH\" if names_queue and step.queue is None else \"SERVICE\"\n",
-          "    return \"SERVICE\"\n"),
+          "    return ErrorCode.AUTH if names_queue and step.queue is None else "
+          "ErrorCode.SERVICE\n",
+          "    return ErrorCode.SERVICE\n"),
     plant("DEP-10c", "SUBS is served as SUB (ERR CMD UNKNOWN no more)",
           SCHEMA, _LOOKUP, _serve_as(b"SUBS", b"SUB")),
     plant("DEP-10c", "NSUBS is served as NSUB (ERR CMD UNKNOWN no more)",
@@ -58,7 +60,7 @@ DEVIATIONS: list[Deviation] = [
     plant("DEP-10d", "a server that does not proxy does not relay either: RFWD refused",
           RULES,
           "    Rule(\"DeployedRFWD.no-proxy-key\",",
-          "    Rule(\"DeployedRFWD.no-proxy\", \"DeployedRFWD\", \"PROXY NO_SESSION\", "
+          "    Rule(\"DeployedRFWD.no-proxy\", \"DeployedRFWD\", ErrorCode.PROXY_NO_SESSION, "
           "(\"DEP-14\",),\n"
           "         guard=Guard.NOT_PROXYING),\n"
           "    Rule(\"DeployedRFWD.no-proxy-key\","),
@@ -93,8 +95,8 @@ DEVIATIONS: list[Deviation] = [
           "        if sent_session is not None and sent_session != session_id and False:\n"),
     plant("DEP-11d", "ERR SESSION is answered with an empty corrId",
           SERVER,
-          "            return [self._error(session_id, tx.corr_id, b\"\", \"SESSION\")]\n",
-          "            return [self._error(session_id, b\"\", b\"\", \"SESSION\")]\n"),
+          "            return [self._error(session_id, tx.corr_id, b\"\", ErrorCode.SESSION)]\n",
+          "            return [self._error(session_id, b\"\", b\"\", ErrorCode.SESSION)]\n"),
     plant("DEP-11e", "the service signature's Maybe is read from version 15, not 16",
           TRANSMISSION,
           "                if (version is None or version >= SERVICES) and r.maybe():\n",
@@ -241,11 +243,15 @@ DEVIATIONS: list[Deviation] = [
           "    return current_limit + (16 if version > PROXY else 40)\n"),
     plant("DEP-12h", "SEND's size is checked after the queue's status",
           RULES,
-          "    Rule(\"SEND.body-too-large\", \"SEND\", \"LARGE_MSG\", (\"MSG-5\", \"TRANS-12\"),\n"
+          "    Rule(\"SEND.body-too-large\", \"SEND\", ErrorCode.LARGE_MSG, (\"MSG-5\", "
+          "\"TRANS-12\"),\n"
           "         guard=Guard.BODY_TOO_LARGE),\n"
-          "    Rule(\"SEND.suspended\", \"SEND\", \"AUTH\", (\"ROT-3\",), status=SUSPENDED),\n",
-          "    Rule(\"SEND.suspended\", \"SEND\", \"AUTH\", (\"ROT-3\",), status=SUSPENDED),\n"
-          "    Rule(\"SEND.body-too-large\", \"SEND\", \"LARGE_MSG\", (\"MSG-5\", \"TRANS-12\"),\n"
+          "    Rule(\"SEND.suspended\", \"SEND\", ErrorCode.AUTH, (\"ROT-3\",), "
+          "status=SUSPENDED),\n",
+          "    Rule(\"SEND.suspended\", \"SEND\", ErrorCode.AUTH, (\"ROT-3\",), "
+          "status=SUSPENDED),\n"
+          "    Rule(\"SEND.body-too-large\", \"SEND\", ErrorCode.LARGE_MSG, (\"MSG-5\", "
+          "\"TRANS-12\"),\n"
           "         guard=Guard.BODY_TOO_LARGE),\n"),
     plant("DEP-12i", "a queue without a mode is a messaging queue: a sender may SKEY it",
           "smpref/model/step.py",
@@ -260,7 +266,7 @@ DEVIATIONS: list[Deviation] = [
           "        if session.version is not None and session.version < 15 and \\\n"
           "                message.DEF.class_name.startswith(\"DeployedL\"):\n"
           "            return [self._error(session_id, tx.corr_id, tx.entity_id, "
-          "\"CMD UNKNOWN\")]\n"),
+          "ErrorCode.CMD_UNKNOWN)]\n"),
 
     # --- DEP-13: version 13 ----------------------------------------------------------------------
     plant("DEP-13", "version 13, which deployed never defined, is refused in the hello",
@@ -309,13 +315,13 @@ DEVIATIONS: list[Deviation] = [
     plant("DEP-14c", "a proxy connection without a hello key is CRYPTO, not NO_AUTH",
           RULES,
           "    Rule(\"DeployedRFWD.no-proxy-key\", \"DeployedRFWD\", "
-          "\"PROXY BROKER TRANSPORT NO_AUTH\",\n",
-          "    Rule(\"DeployedRFWD.no-proxy-key\", \"DeployedRFWD\", \"CRYPTO\",\n"),
+          "ErrorCode.PROXY_BROKER_NO_AUTH,\n",
+          "    Rule(\"DeployedRFWD.no-proxy-key\", \"DeployedRFWD\", ErrorCode.CRYPTO,\n"),
 
     # --- DEP-15: the proxy -----------------------------------------------------------------------
     plant("DEP-15a", "PRXY is accepted without the server password",
           RULES,
-          "    Rule(\"DeployedPRXY.wrong-password\", \"DeployedPRXY\", \"PROXY BASIC_AUTH\", "
+          "    Rule(\"DeployedPRXY.wrong-password\", \"DeployedPRXY\", ErrorCode.PROXY_BASIC_AUTH, "
           "(\"DEP-15\",),\n         guard=Guard.WRONG_PASSWORD),\n",
           ""),
     plant("DEP-15a", "the proxy connects to the relay without the proxy flag (blocks encrypted)",
@@ -353,8 +359,8 @@ DEVIATIONS: list[Deviation] = [
           "            return reply.message\n"),
     plant("DEP-15b", "an RRES that does not open is PROXY BROKER TIMEOUT, not CRYPTO",
           PROXY,
-          "                return _error(\"CRYPTO\")\n",
-          "                return _error(\"PROXY BROKER TIMEOUT\")\n"),
+          "                return _error(ErrorCode.CRYPTO)\n",
+          "                return _error(ErrorCode.PROXY_BROKER_TIMEOUT)\n"),
     plant("DEP-15b", "a relay session whose connection ended is still used (not NO_SESSION)",
           PROXY,
           "        client = self._by_session.get(session_id)\n"
@@ -363,10 +369,12 @@ DEVIATIONS: list[Deviation] = [
           "        if client is None:\n"),
     plant("DEP-15b", "no answer in time is PROXY BROKER NETWORK, a closed relay TIMEOUT",
           PROXY,
-          "            return _error(\"PROXY BROKER NETWORK\" if client.closed_reason is not None\n"
-          "                          else \"PROXY BROKER TIMEOUT\")\n",
-          "            return _error(\"PROXY BROKER TIMEOUT\" if client.closed_reason is not None\n"
-          "                          else \"PROXY BROKER NETWORK\")\n"),
+          "            return _error(ErrorCode.PROXY_BROKER_NETWORK if client.closed_reason is not "
+          "None\n"
+          "                          else ErrorCode.PROXY_BROKER_TIMEOUT)\n",
+          "            return _error(ErrorCode.PROXY_BROKER_TIMEOUT if client.closed_reason is not "
+          "None\n"
+          "                          else ErrorCode.PROXY_BROKER_NETWORK)\n"),
     plant("DEP-15c", "the client takes the lowest version of PKEY's range, not the highest",
           PROXIED,
           "    return ProxiedRelay(address, pkey.session_id, max(common), relay_key)\n",

@@ -29,7 +29,7 @@ def _every_deployed_wire_error_is(error: str) -> str:
     first, rest = _WIRE_ERROR.split("\n", 1)
     return (f"{first}\n            if session.dialect is Dialect.DEPLOYED:\n"
             f"                return [self._error(session_id, tx.corr_id, tx.entity_id, "
-            f"\"{error}\")]\n{rest}")
+            f"ErrorCode.{error})]\n{rest}")
 
 
 DEVIATIONS: list[Deviation] = [
@@ -40,9 +40,9 @@ DEVIATIONS: list[Deviation] = [
           "        if queue is not None and queue.dialect is not session.dialect and False:\n"),
     plant("DEP-1a", "an entity ID that names no queue is ERR NO_MSG, not AUTH",
           RULES,
-          '        Rule(f"{command}.no-queue", command, "AUTH", ("AUTH-2", "AUTH-3"), '
+          '        Rule(f"{command}.no-queue", command, ErrorCode.AUTH, ("AUTH-2", "AUTH-3"), '
           "found=ABSENT),\n",
-          '        Rule(f"{command}.no-queue", command, "NO_MSG", ("AUTH-2", "AUTH-3"), '
+          '        Rule(f"{command}.no-queue", command, ErrorCode.NO_MSG, ("AUTH-2", "AUTH-3"), '
           "found=ABSENT),\n"),
     plant("DEP-1b", "a deployed NEW's chosen IDs are checked only against their own role "
           "(deployed's per-role maps, not smpref's one ID space)",
@@ -51,15 +51,16 @@ DEVIATIONS: list[Deviation] = [
           "request.sender_id, request.notifier_id)\n",
           "    request = new_request(cmd)\n"
           "    if isinstance(cmd, DeployedNEW):\n"
+          "        from smpref.model.records import Role\n"
           "        return any(step.server.store.find(role, i) is not None for role, i in\n"
-          "                   ((\"link\", request.link_id), (\"sender\", request.sender_id))\n"
+          "                   ((Role.LINK, request.link_id), (Role.SENDER, request.sender_id))\n"
           "                   if i is not None)\n"
           "    chosen = [i for i in (request.link_id, request.sender_id, request.notifier_id)\n"),
     # --- DEP-2 ---------------------------------------------------------------------------------
     plant("DEP-2a", "an unknown tag on a deployed connection is ERR CMD SYNTAX",
-          SERVER, _WIRE_ERROR, _every_deployed_wire_error_is("CMD SYNTAX")),
+          SERVER, _WIRE_ERROR, _every_deployed_wire_error_is("CMD_SYNTAX")),
     plant("DEP-2a", "a known tag with bad fields on a deployed connection is ERR CMD UNKNOWN",
-          SERVER, _WIRE_ERROR, _every_deployed_wire_error_is("CMD UNKNOWN")),
+          SERVER, _WIRE_ERROR, _every_deployed_wire_error_is("CMD_UNKNOWN")),
     plant("DEP-2b", "a deployed connection skips the credential rule",
           SERVER,
           "        try:\n            check_credentials(message.DEF, tx, message)\n",
@@ -109,14 +110,16 @@ DEVIATIONS: list[Deviation] = [
           "  ntfCreds:     Maybe(NewNtfCreds) versions 16..\n"),
     plant("DEP-3b", "a deployed NEW whose signature does not verify is accepted",
           RULES,
-          '    Rule("DeployedNEW.not-authorized", "DeployedNEW", "AUTH", ("AUTH-1", "DEP-3"),\n'
+          '    Rule("DeployedNEW.not-authorized", "DeployedNEW", ErrorCode.AUTH, ("AUTH-1", '
+          '"DEP-3"),\n'
           "         credentials=NOT_VALID),\n",
-          '    Rule("DeployedNEW.not-authorized", "DeployedNEW", "AUTH", ("AUTH-1", "DEP-3"),\n'
+          '    Rule("DeployedNEW.not-authorized", "DeployedNEW", ErrorCode.AUTH, ("AUTH-1", '
+          '"DEP-3"),\n'
           "         credentials=frozenset()),\n"),
     plant("DEP-3b", "a deployed NEW with a wrong password is ERR CMD PROHIBITED",
           RULES,
-          '    Rule("DeployedNEW.wrong-password", "DeployedNEW", "AUTH", ("DEP-3",),\n',
-          '    Rule("DeployedNEW.wrong-password", "DeployedNEW", "CMD PROHIBITED", '
+          '    Rule("DeployedNEW.wrong-password", "DeployedNEW", ErrorCode.AUTH, ("DEP-3",),\n',
+          '    Rule("DeployedNEW.wrong-password", "DeployedNEW", ErrorCode.CMD_PROHIBITED, '
           '("DEP-3",),\n'),
     plant("DEP-3c", "the sender ID is checked against the last 24 bytes of SHA3-384(corrId)",
           RULES,
@@ -126,14 +129,14 @@ DEVIATIONS: list[Deviation] = [
           "[-ID_SIZE:]\n"),
     plant("DEP-3c", "a sender ID not derived from corrId is ERR AUTH, not CMD PROHIBITED",
           RULES,
-          '    Rule("DeployedNEW.sender-id-not-derived", "DeployedNEW", "CMD PROHIBITED", '
+          '    Rule("DeployedNEW.sender-id-not-derived", "DeployedNEW", ErrorCode.CMD_PROHIBITED, '
           '("DEP-3",),\n',
-          '    Rule("DeployedNEW.sender-id-not-derived", "DeployedNEW", "AUTH", '
+          '    Rule("DeployedNEW.sender-id-not-derived", "DeployedNEW", ErrorCode.AUTH, '
           '("DEP-3",),\n'),
     plant("DEP-3d", "a deployed NEW whose chosen ID is taken is ERR CMD PROHIBITED, not AUTH",
           RULES,
-          '    Rule("DeployedNEW.id-taken", "DeployedNEW", "AUTH", ("DEP-3", "QUEUE-4"),\n',
-          '    Rule("DeployedNEW.id-taken", "DeployedNEW", "CMD PROHIBITED", '
+          '    Rule("DeployedNEW.id-taken", "DeployedNEW", ErrorCode.AUTH, ("DEP-3", "QUEUE-4"),\n',
+          '    Rule("DeployedNEW.id-taken", "DeployedNEW", ErrorCode.CMD_PROHIBITED, '
           '("DEP-3", "QUEUE-4"),\n'),
     plant("DEP-3d", "a deployed NEW whose chosen LinkId is taken gets a server-chosen one "
           "instead (a retry)",
@@ -151,9 +154,9 @@ DEVIATIONS: list[Deviation] = [
            "else request.link_id\n")),
     plant("DEP-3e", "a low-order key in a deployed NEW is ERR AUTH, not CMD SYNTAX (DIV-41)",
           RULES,
-          '    Rule("DeployedNEW.low-order-key", "DeployedNEW", "CMD SYNTAX", '
+          '    Rule("DeployedNEW.low-order-key", "DeployedNEW", ErrorCode.CMD_SYNTAX, '
           '("DEP-3", "QUEUE-10"),\n',
-          '    Rule("DeployedNEW.low-order-key", "DeployedNEW", "AUTH", '
+          '    Rule("DeployedNEW.low-order-key", "DeployedNEW", ErrorCode.AUTH, '
           '("DEP-3", "QUEUE-10"),\n'),
     plant("DEP-3e", "a low-order key in a deployed NEW gives an all-zero secret, as deployed "
           "(no DIV-41)",
@@ -239,12 +242,12 @@ DEVIATIONS: list[Deviation] = [
           "    return queue.sender_key is not None\n"),
     plant("DEP-4e", "KEY with another key than the queue's replaces it",
           RULES,
-          '        Rule("KEY.other-key", "KEY", "AUTH", ("QUEUE-11",), '
+          '        Rule("KEY.other-key", "KEY", ErrorCode.AUTH, ("QUEUE-11",), '
           "guard=Guard.OTHER_SENDER_KEY),\n",
           ""),
     plant("DEP-4e", "ACK of another message than the one in flight is OK",
           RULES,
-          '        Rule("ACK.other-message", "ACK", "NO_MSG", ("MSG-4",), '
+          '        Rule("ACK.other-message", "ACK", ErrorCode.NO_MSG, ("MSG-4",), '
           "guard=Guard.OTHER_MESSAGE),\n",
           ""),
     plant("DEP-4e", "GET on an empty deployed queue answers nothing but NO_MSG",
@@ -261,7 +264,8 @@ DEVIATIONS: list[Deviation] = [
           "    user, fixed = blob.parts\n"),
     plant("DEP-5b", "LSET on a secured messaging queue is accepted",
           RULES,
-          '        Rule("DeployedLSET.secured-invitation", "DeployedLSET", "AUTH", ("DEP-5",),\n'
+          '        Rule("DeployedLSET.secured-invitation", "DeployedLSET", ErrorCode.AUTH, '
+          '("DEP-5",),\n'
           "             mode=INVITATION, security=SECURED),\n",
           ""),
     plant("DEP-5b", "LSET may name another LinkId than the queue's link",
@@ -278,8 +282,9 @@ DEVIATIONS: list[Deviation] = [
           "store, not DIV-43)",
           RULES,
           "    return step.server.store.id_taken(cmd.link_id)\n",
+          "    from smpref.model.records import Role\n"
           "    return step.server.store.id_taken(cmd.link_id) and \\\n"
-          "        step.server.store.find(\"link\", cmd.link_id) is None\n"),
+          "        step.server.store.find(Role.LINK, cmd.link_id) is None\n"),
     plant("DEP-5c", "LDEL answers OK but keeps the link data",
           DEPLOYED_EFFECTS,
           "    if queue.link is not None:\n        step.server.store.put(replace(queue, "
@@ -290,13 +295,13 @@ DEVIATIONS: list[Deviation] = [
           RULES,
           '    *_queue_command("DeployedLDEL", _accept("DeployedLDEL", "DEP-5")),\n',
           '    *_queue_command("DeployedLDEL",\n'
-          '                    Rule("DeployedLDEL.no-link", "DeployedLDEL", "AUTH", '
+          '                    Rule("DeployedLDEL.no-link", "DeployedLDEL", ErrorCode.AUTH, '
           '("DEP-5",),\n'
           "                         guard=Guard.NO_LINK),\n"
           '                    _accept("DeployedLDEL", "DEP-5")),\n'),
     plant("DEP-5d", "LGET reads a messaging queue's link data",
           RULES,
-          '    Rule("DeployedLGET.invitation", "DeployedLGET", "AUTH", ("DEP-5",), '
+          '    Rule("DeployedLGET.invitation", "DeployedLGET", ErrorCode.AUTH, ("DEP-5",), '
           "mode=INVITATION),\n",
           ""),
     plant("DEP-5d", "LNK carries the recipient ID, not the sender ID",
@@ -305,12 +310,13 @@ DEVIATIONS: list[Deviation] = [
           "    return [answer(step, DeployedLNK(sender_id=queue.recipient_id,\n"),
     plant("DEP-5e", "LKEY on a contact queue is accepted",
           RULES,
-          '    Rule("DeployedLKEY.contact", "DeployedLKEY", "AUTH", ("DEP-5",), '
+          '    Rule("DeployedLKEY.contact", "DeployedLKEY", ErrorCode.AUTH, ("DEP-5",), '
           "mode=CONTACT),\n",
           ""),
     plant("DEP-5e", "LKEY with another key than the queue's is answered LNK",
           RULES,
-          '    Rule("DeployedLKEY.other-key", "DeployedLKEY", "AUTH", ("DEP-5", "QUEUE-11"),\n'
+          '    Rule("DeployedLKEY.other-key", "DeployedLKEY", ErrorCode.AUTH, ("DEP-5", '
+          '"QUEUE-11"),\n'
           "         guard=Guard.OTHER_SENDER_KEY),\n",
           ""),
     plant("DEP-5e", "LKEY answers LNK without securing the queue",

@@ -23,23 +23,24 @@ DEVIATIONS: list[Deviation] = [
     # DIV-3: LGET's entity ID is k, looked up as SHA-256(k)
     plant("DIV-3", "LGET's entity ID is looked up as the LinkId itself, as deployed",
           "smpref/model/server.py",
-          '            return self.store.find("link", sha256(entity_id)) if len(\n',
-          '            return self.store.find("link", entity_id) if len(\n'),
+          '            return self.store.find(Role.LINK, sha256(entity_id)) if len(\n',
+          '            return self.store.find(Role.LINK, entity_id) if len(\n'),
     # DIV-4: one LGET, Maybe senderKey; keyless LGET reads either queue type
     plant("DIV-4", "LGET without a key is refused on an invitation queue (deployed's LGET "
           "reads contact queues only)",
           "smpref/model/rules.py",
-          '    Rule("LGET.low-order-k", "LGET", "AUTH", ("LINK-9",), '
+          '    Rule("LGET.low-order-k", "LGET", ErrorCode.AUTH, ("LINK-9",), '
           "guard=Guard.LOW_ORDER_LINK_KEY),\n",
-          '    Rule("LGET.keyless-invitation", "LGET", "AUTH", ("LINK-7",), mode=INVITATION,\n'
+          '    Rule("LGET.keyless-invitation", "LGET", ErrorCode.AUTH, ("LINK-7",), '
+          'mode=INVITATION,\n'
           "         credentials=frozenset({Credential.NONE})),\n"
-          '    Rule("LGET.low-order-k", "LGET", "AUTH", ("LINK-9",), '
+          '    Rule("LGET.low-order-k", "LGET", ErrorCode.AUTH, ("LINK-9",), '
           "guard=Guard.LOW_ORDER_LINK_KEY),\n"),
     plant("DIV-4", "an LGET carrying a key is accepted when its signature does not verify",
           "smpref/model/rules.py",
-          '    Rule("LGET.bad-signature", "LGET", "AUTH", ("LINK-8",), '
+          '    Rule("LGET.bad-signature", "LGET", ErrorCode.AUTH, ("LINK-8",), '
           "credentials=frozenset(\n        {Credential.INVALID})),\n",
-          '    Rule("LGET.bad-signature", "LGET", "AUTH", ("LINK-8",), '
+          '    Rule("LGET.bad-signature", "LGET", ErrorCode.AUTH, ("LINK-8",), '
           "credentials=frozenset(\n        set())),\n"),
     # DIV-5: seed fields in deployed v17 slots; an absent queue request is a contact queue
     plant("DIV-5", "NEW without a queue request creates an invitation queue",
@@ -80,7 +81,7 @@ DEVIATIONS: list[Deviation] = [
     # DIV-7: seed LSET replaces the data of an existing link; it never creates one
     plant("DIV-7", "LSET on a queue without a link creates one (as deployed LSET does)",
           "smpref/model/rules.py",
-          '        Rule("LSET.no-link", "LSET", "CMD PROHIBITED", ("LINK-5",), '
+          '        Rule("LSET.no-link", "LSET", ErrorCode.CMD_PROHIBITED, ("LINK-5",), '
           "guard=Guard.NO_LINK),\n",
           "",
           ("smpref/model/effects.py",

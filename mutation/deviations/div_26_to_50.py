@@ -176,7 +176,8 @@ DEVIATIONS: list[Deviation] = [
           "smpref/model/server.py",
           "        if tx.service_signature is not None and session.dialect is Dialect.SEED:  "
           "# AUTH-4\n"
-          "            return [self._error(session_id, tx.corr_id, tx.entity_id, \"SERVICE\")]\n",
+          "            return [self._error(session_id, tx.corr_id, tx.entity_id, "
+          "ErrorCode.SERVICE)]\n",
           "",
           ("smpref/model/server.py",
            "            if tx.service_signature is not None:  # deployed SMP: a client that is "
@@ -197,7 +198,7 @@ DEVIATIONS: list[Deviation] = [
           "        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX\n"
           "            if tx.command.startswith(b\"RKEY\"):\n"
           "                return [self._error(session_id, tx.corr_id, tx.entity_id,\n"
-          "                                    \"AUTH\")]\n"),
+          "                                    ErrorCode.AUTH)]\n"),
 
     # --- DIV-39: a queue created without a mode -------------------------------------------------
     plant("DIV-39", "a queue created without a mode is served as a messaging queue",
@@ -272,8 +273,9 @@ DEVIATIONS: list[Deviation] = [
           "smpref/model/rules.py",
           "    return len(set(chosen)) != len(chosen) or any(step.server.store.id_taken(i) "
           "for i in chosen)\n",
-          "    own = ((\"link\", request.link_id), (\"sender\", request.sender_id),\n"
-          "           (\"notifier\", request.notifier_id))\n"
+          "    from smpref.model.records import Role\n"
+          "    own = ((Role.LINK, request.link_id), (Role.SENDER, request.sender_id),\n"
+          "           (Role.NOTIFIER, request.notifier_id))\n"
           "    return len(set(chosen)) != len(chosen) or any(\n"
           "        step.server.store.find(role, i) is not None for role, i in own "
           "if i is not None)\n"),

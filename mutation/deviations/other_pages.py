@@ -42,12 +42,12 @@ DEVIATIONS: list[Deviation] = [
           "        prefix = Writer(self.tag)\n        if True:\n"),
     plant("commands.md CMD-20 (§3.9)", "a known tag with fields that do not parse is answered "
           "ERR CMD UNKNOWN", "smpref/errors.py",
-          '    smp_error = "CMD SYNTAX"\n',
-          '    smp_error = "CMD UNKNOWN"\n'),
+          '    smp_error: ErrorCode = ErrorCode.CMD_SYNTAX\n',
+          '    smp_error: ErrorCode = ErrorCode.CMD_UNKNOWN\n'),
     plant("commands.md CMD-20 (§3.9)", "an unknown command tag is answered ERR CMD SYNTAX",
           "smpref/errors.py",
-          '    smp_error = "CMD UNKNOWN"\n',
-          '    smp_error = "CMD SYNTAX"\n'),
+          '    smp_error: ErrorCode = ErrorCode.CMD_UNKNOWN\n',
+          '    smp_error: ErrorCode = ErrorCode.CMD_SYNTAX\n'),
     plant("commands.md CMD-31 (§3.10)", "MSG's msgId is a Large, not a ShortString",
           SMPN,
           '  msgId:   ShortString "message ID (24 bytes)"\n',
@@ -113,13 +113,15 @@ DEVIATIONS: list[Deviation] = [
 
     # --- messaging.md
     plant("messaging.md MSG-1", "an unsigned SEND to a secured queue is accepted", RULES,
-          '    Rule("SEND.unsigned-to-secured", "SEND", "AUTH", ("MSG-1",), security=SECURED,\n'
+          '    Rule("SEND.unsigned-to-secured", "SEND", ErrorCode.AUTH, ("MSG-1",), '
+          'security=SECURED,\n'
           "         credentials=NOT_VALID),\n",
-          '    Rule("SEND.unsigned-to-secured", "SEND", "AUTH", ("MSG-1",), security=SECURED,\n'
+          '    Rule("SEND.unsigned-to-secured", "SEND", ErrorCode.AUTH, ("MSG-1",), '
+          'security=SECURED,\n'
           "         credentials=frozenset({Credential.INVALID})),\n"),
     plant("messaging.md MSG-1", "SEND to a suspended queue gets CMD PROHIBITED, not AUTH", RULES,
-          'Rule("SEND.suspended", "SEND", "AUTH",',
-          'Rule("SEND.suspended", "SEND", "CMD PROHIBITED",'),
+          'Rule("SEND.suspended", "SEND", ErrorCode.AUTH,',
+          'Rule("SEND.suspended", "SEND", ErrorCode.CMD_PROHIBITED,'),
     plant("messaging.md MSG-2", "a SUB on another session moves the subscription without END",
           EFFECTS,
           '            out.append(server.end(previous, rid, "CMD-33"))\n',
@@ -138,11 +140,11 @@ DEVIATIONS: list[Deviation] = [
           "    if session is None or queue.recipient_id in session.delivered:\n",
           "    if session is None:\n"),
     plant("messaging.md MSG-3", "GET on a subscribed session is answered AUTH", RULES,
-          'Rule("GET.session-subscribed", "GET", "CMD PROHIBITED",',
-          'Rule("GET.session-subscribed", "GET", "AUTH",'),
+          'Rule("GET.session-subscribed", "GET", ErrorCode.CMD_PROHIBITED,',
+          'Rule("GET.session-subscribed", "GET", ErrorCode.AUTH,'),
     plant("messaging.md MSG-3", "SUB after GET on the same session is answered AUTH", RULES,
-          'Rule("SUB.session-gets", "SUB", "CMD PROHIBITED",',
-          'Rule("SUB.session-gets", "SUB", "AUTH",'),
+          'Rule("SUB.session-gets", "SUB", ErrorCode.CMD_PROHIBITED,',
+          'Rule("SUB.session-gets", "SUB", ErrorCode.AUTH,'),
     plant("messaging.md MSG-3",
           "a subscription another session took stays on the old session (GET there prohibited)",
           EFFECTS,
@@ -156,20 +158,23 @@ DEVIATIONS: list[Deviation] = [
           "    return bool(cmd.msg_id) and cmd.msg_id != delivered\n",
           "    return cmd.msg_id != delivered\n"),
     plant("messaging.md MSG-5", "SEND's size is checked before the queue and its auth", RULES,
-          '    Rule("SEND.no-queue", "SEND", "AUTH", ("AUTH-2", "AUTH-3"), found=ABSENT),\n',
-          '    Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),\n'
+          '    Rule("SEND.no-queue", "SEND", ErrorCode.AUTH, ("AUTH-2", "AUTH-3"), '
+          'found=ABSENT),\n',
+          '    Rule("SEND.body-too-large", "SEND", ErrorCode.LARGE_MSG, ("MSG-5", "TRANS-12"),\n'
           "         guard=Guard.BODY_TOO_LARGE),\n"
-          '    Rule("SEND.no-queue", "SEND", "AUTH", ("AUTH-2", "AUTH-3"), found=ABSENT),\n',
+          '    Rule("SEND.no-queue", "SEND", ErrorCode.AUTH, ("AUTH-2", "AUTH-3"), '
+          'found=ABSENT),\n',
           (RULES, "    # the size before the status, as deployed checks it (MSG-5; simplexmq "
                   "Server.hs:1842-1856)\n"
-                  '    Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),\n'
+                  '    Rule("SEND.body-too-large", "SEND", ErrorCode.LARGE_MSG, ("MSG-5", '
+                  '"TRANS-12"),\n'
                   "         guard=Guard.BODY_TOO_LARGE),\n", "")),
     plant("messaging.md MSG-5", "SEND's size is checked after the queue's status", RULES,
-          '    Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),\n'
+          '    Rule("SEND.body-too-large", "SEND", ErrorCode.LARGE_MSG, ("MSG-5", "TRANS-12"),\n'
           "         guard=Guard.BODY_TOO_LARGE),\n"
-          '    Rule("SEND.suspended", "SEND", "AUTH", ("ROT-3",), status=SUSPENDED),\n',
-          '    Rule("SEND.suspended", "SEND", "AUTH", ("ROT-3",), status=SUSPENDED),\n'
-          '    Rule("SEND.body-too-large", "SEND", "LARGE_MSG", ("MSG-5", "TRANS-12"),\n'
+          '    Rule("SEND.suspended", "SEND", ErrorCode.AUTH, ("ROT-3",), status=SUSPENDED),\n',
+          '    Rule("SEND.suspended", "SEND", ErrorCode.AUTH, ("ROT-3",), status=SUSPENDED),\n'
+          '    Rule("SEND.body-too-large", "SEND", ErrorCode.LARGE_MSG, ("MSG-5", "TRANS-12"),\n'
           "         guard=Guard.BODY_TOO_LARGE),\n"),
     plant("messaging.md MSG-6", "the default quota is 64 messages, not 128",
           "smpref/model/config.py",

@@ -13,6 +13,9 @@ from __future__ import annotations
 from fidelity import Deviation, plant
 
 JUDGE = "smpref/clientcheck/judge.py"
+JUDGE_HANDSHAKE = "smpref/clientcheck/handshake_checks.py"
+JUDGE_TRANSMISSIONS = "smpref/clientcheck/transmission_checks.py"
+JUDGE_CONVERSATION = "smpref/clientcheck/conversation_checks.py"
 CASES = "smpref/clientcheck/server_cases.py"
 RUNNER = "smpref/clientcheck/situations.py"
 CATALOGUE = "smpref/clientcheck/catalogue.py"
@@ -80,7 +83,7 @@ DEVIATIONS: list[Deviation] = [
           '            self.record("tls.alpn", alpn is not None, c, "" if alpn else\n',
           '            self.record("tls.alpn", alpn == "smpref-seed/1", c, "" if alpn else\n'),
     plant("CLNT-2", "the checker never holds an SNI against the client",
-          JUDGE,
+          JUDGE_HANDSHAKE,
           '        self.record("tls.sni", sni is None, c, "" if sni is None else\n',
           '        self.record("tls.sni", True, c, "" if sni is None else\n'),
     plant("CLNT-2", "an SMP port without web credentials serves the pages to a connection "
@@ -159,7 +162,7 @@ DEVIATIONS: list[Deviation] = [
           "            if not auth and version is None:\n                r.maybe()\n"
           "            if auth:\n"),
     plant("CLNT-9", "a SEND answered ERR LARGE_MSG is not held against the client",
-          JUDGE,
+          JUDGE_CONVERSATION,
           '_ERR_CHECKS = {"LARGE_MSG": "tx.size"}\n',
           "_ERR_CHECKS: dict[str, str] = {}\n"),
     plant("CLNT-9", "the judge decodes every command in the current layouts, whatever the "
@@ -188,12 +191,12 @@ DEVIATIONS: list[Deviation] = [
           '    if rule == "optional":  # SEND\n        if not has_entity:\n',
           '    if rule == "optional":  # SEND\n        if not (has_auth and has_entity):\n'),
     plant("CLNT-11", "a command without authorization to a queue that has the key passes",
-          JUDGE,
+          JUDGE_TRANSMISSIONS,
           '            if key is not None and definition.signer != "field":\n',
           '            if key is not None and definition.signer == "field":\n'),
     plant("CLNT-11", "the judge also accepts an authorization over the bytes without the "
           "session ID",
-          JUDGE,
+          JUDGE_TRANSMISSIONS,
           "        if verify(key, tx.authorization, right, tx.corr_id, session.secret):\n",
           "        if verify(key, tx.authorization, right, tx.corr_id, session.secret) or verify(\n"
           "                key, tx.authorization, right[1 + len(session.signing_id):],\n"
@@ -203,49 +206,49 @@ DEVIATIONS: list[Deviation] = [
           "            signed = authorized_bytes(self.session_id, corr, entity_id, body)\n",
           '            signed = authorized_bytes(b"", corr, entity_id, body)[1:]\n'),
     plant("CLNT-12", "the judge forgets correlation IDs once they are answered",
-          JUDGE,
+          JUDGE_TRANSMISSIONS,
           "        c.corr_ids.add(corr)\n",
           ""),
     plant("CLNT-12", "a correlation ID is taken to be 16 bytes",
-          JUDGE,
+          JUDGE_TRANSMISSIONS,
           "CORR_ID_SIZE = 24\n",
           "CORR_ID_SIZE = 16\n"),
     plant("CLNT-13", "an unknown entity is judged only in the notifier's role",
-          JUDGE,
+          JUDGE_TRANSMISSIONS,
           '        elif message.DEF.entity not in ("recipient_id", "notifier_id"):\n',
           '        elif message.DEF.entity != "notifier_id":\n'),
     # --- clients.md: the conversation ---------------------------------------------------------
     plant("CLNT-14", "an ACK naming another message than the one in flight passes",
-          JUDGE,
+          JUDGE_CONVERSATION,
           '            elif acked not in (delivered, b""):\n',
           "            elif acked is None:\n"),
     plant("CLNT-14", "an empty ACK with nothing in flight passes",
-          JUDGE,
+          JUDGE_CONVERSATION,
           "            if delivered is None:\n",
           "            if delivered is None and acked:\n"),
     plant("CLNT-14", "the judge compares the ACK's ID with the in-flight ID less its last byte",
-          JUDGE,
+          JUDGE_CONVERSATION,
           '            elif acked not in (delivered, b""):\n',
           '            elif acked not in (delivered[:-1], b""):\n'),
     plant("CLNT-15", "the exemption of PING is inverted: only a PING is judged",
-          JUDGE,
+          JUDGE_CONVERSATION,
           '        if others and tag != "PING":\n',
           '        if others and tag == "PING":\n'),
     plant("CLNT-16", "a SUB is needless when another session is the queue's subscriber",
-          JUDGE,
+          JUDGE_CONVERSATION,
           "            needless = model.subscribers.get(rid) == session.session_id and \\\n",
           "            needless = model.subscribers.get(rid) != session.session_id and \\\n"),
     plant("CLNT-17", "only messages that answer a command are tracked in flight, not pushed "
           "ones",
-          JUDGE,
+          JUDGE_CONVERSATION,
           "            if isinstance(item.message, MSG):\n",
           "            if isinstance(item.message, MSG) and item.corr_id:\n"),
     plant("CLNT-17", "a deleted queue's message stays in flight",
-          JUDGE,
+          JUDGE_CONVERSATION,
           '        if tag in ("ACK", "DEL") and not isinstance(message, ERR):\n',
           '        if tag == "ACK" and not isinstance(message, ERR):\n'),
     plant("CLNT-18", "the NEW that creates a queue counts as its use",
-          JUDGE,
+          JUDGE_CONVERSATION,
           "            self.queues[message.rcv_id] = QueueSeen(message.rcv_id, c.number, ids)\n",
           "            self.queues[message.rcv_id] = QueueSeen(message.rcv_id, c.number, ids,\n"
           "                                                    used=True)\n"),
@@ -337,8 +340,8 @@ DEVIATIONS: list[Deviation] = [
     plant("CLNT-25", "case 7 refuses the SEND with ERR AUTH (the queue is gone), not ERR "
           "INTERNAL",
           CASES,
-          '                error = ERR(error=parse_error("INTERNAL"))\n',
-          '                error = ERR(error=parse_error("AUTH"))\n'),
+          '                error = ERR(error=error_type(ErrorCode.INTERNAL))\n',
+          '                error = ERR(error=error_type(ErrorCode.AUTH))\n'),
     plant("CLNT-26", "case 8 holds the answer for a thousandth of the time (seconds read as "
           "milliseconds)",
           CASES,
@@ -467,8 +470,8 @@ DEVIATIONS: list[Deviation] = [
           "  flags: MsgFlags\n  body:  Tail"),
     plant("ENC-7", "an undefined tag is CMD SYNTAX, not CMD UNKNOWN",
           ERRORS,
-          '    smp_error = "CMD UNKNOWN"\n',
-          '    smp_error = "CMD SYNTAX"\n'),
+          '    smp_error: ErrorCode = ErrorCode.CMD_UNKNOWN\n',
+          '    smp_error: ErrorCode = ErrorCode.CMD_SYNTAX\n'),
     plant("ENC-7", "a command whose body does not decode goes unanswered",
           SERVER,
           "        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX\n"

@@ -72,9 +72,9 @@ DEVIATIONS: list[Deviation] = [
           "notifier's or the link's",
           _JOURNAL,
           "        for role, entity_id in _stored_ids(entry.stored).items():\n"
-          "            if role != \"recipient\":\n",
+          "            if role is not Role.RECIPIENT:\n",
           "        for role, entity_id in _stored_ids(entry.stored).items():\n"
-          "            if role == \"sender\":\n"),
+          "            if role is Role.SENDER:\n"),
     # STORE-7: answers only after the commit
     plant("STORE-7", "the model does not commit the store after a transmission (only at "
           "close)", "smpref/model/server.py",
@@ -195,7 +195,7 @@ DEVIATIONS: list[Deviation] = [
           "the queue did not exist", "smpref/model/server.py",
           "            return [Outgoing(session_id, tx.corr_id, tx.entity_id, "
           "ERR(error=wire_error(exc)))]\n\n",
-          "            return [self._error(session_id, tx.corr_id, tx.entity_id, \"AUTH\")]\n\n"),
+          "            return [self._error(session_id, tx.corr_id, tx.entity_id, ErrorCode.AUTH)]\n\n"),
     # STORE-12: a failed write fails the command and forgets the change
     plant("STORE-12", "a queue whose commit failed is not forgotten: its uncommitted change "
           "stays in memory", _JOURNAL,
@@ -837,7 +837,7 @@ DEVIATIONS: list[Deviation] = [
           "                if version is not None and version >= SERVICES and r.maybe():\n"),
     plant("TRANS-4", "a transmission that does not decode gets no answer", "smpref/model/server.py",
           "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
-          "            return [self._error(session_id, b\"\", b\"\", \"BLOCK\")]\n",
+          "            return [self._error(session_id, b\"\", b\"\", ErrorCode.BLOCK)]\n",
           "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
           "            return []\n"),
     plant("TRANS-5", "an Ed448 signature is taken to be 112 bytes",
@@ -878,7 +878,7 @@ DEVIATIONS: list[Deviation] = [
     plant("TRANS-15", "a transmission that does not decode ends the connection (the model "
           "raises instead of answering ERR BLOCK)", "smpref/model/server.py",
           "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
-          "            return [self._error(session_id, b\"\", b\"\", \"BLOCK\")]\n",
+          "            return [self._error(session_id, b\"\", b\"\", ErrorCode.BLOCK)]\n",
           "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
           "            raise\n"),
     plant("TRANS-15", "a refused client hello leaves the connection open", "smpref/serve/listener.py",
@@ -916,12 +916,12 @@ DEVIATIONS: list[Deviation] = [
     # --- service signatures (spec/authorization.md) -----------------------------------------
     plant("AUTH-4", "a seed server answers a service signature ERR AUTH",
           "smpref/model/server.py",
-          "            return [self._error(session_id, tx.corr_id, tx.entity_id, \"SERVICE\")]\n",
-          "            return [self._error(session_id, tx.corr_id, tx.entity_id, \"AUTH\")]\n"),
+          "            return [self._error(session_id, tx.corr_id, tx.entity_id, ErrorCode.SERVICE)]\n",
+          "            return [self._error(session_id, tx.corr_id, tx.entity_id, ErrorCode.AUTH)]\n"),
     plant("AUTH-4", "a deployed session's service signature on a queue it finds is "
           "answered ERR AUTH", "smpref/model/server.py",
-          "    return \"AUTH\" if names_queue and step.queue is None else \"SERVICE\"\n",
-          "    return \"AUTH\" if names_queue else \"SERVICE\"\n"),
+          "    return ErrorCode.AUTH if names_queue and step.queue is None else ErrorCode.SERVICE\n",
+          "    return ErrorCode.AUTH if names_queue else ErrorCode.SERVICE\n"),
     plant("AUTH-4", "a seed server refuses a service signature early only without an "
           "entity; otherwise deployed's order applies (AUTH for a queue it does not find)",
           "smpref/model/server.py",

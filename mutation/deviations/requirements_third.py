@@ -14,7 +14,7 @@ DEVIATIONS: list[Deviation] = [
           "        except WireError as exc:  # CMD UNKNOWN, CMD SYNTAX\n"
           "            if tx.entity_id and not tx.authorization:\n"
           "                return [self._error(session_id, tx.corr_id, tx.entity_id, "
-          "\"CMD NO_AUTH\")]\n"),
+          "ErrorCode.CMD_NO_AUTH)]\n"),
     plant("AUTH-3", "with no key of the authorization's type the verification is skipped: "
           "an unknown queue costs no verification",
           "smpref/crypto/auth.py",
@@ -69,9 +69,9 @@ DEVIATIONS: list[Deviation] = [
           "        service_id=None,\n"),
     plant("DEP-5", "LGET's modes mixed up: AUTH for a contact queue, LNK for a messaging one",
           "smpref/model/rules.py",
-          '    Rule("DeployedLGET.invitation", "DeployedLGET", "AUTH", ("DEP-5",), '
+          '    Rule("DeployedLGET.invitation", "DeployedLGET", ErrorCode.AUTH, ("DEP-5",), '
           'mode=INVITATION),\n',
-          '    Rule("DeployedLGET.invitation", "DeployedLGET", "AUTH", ("DEP-5",), '
+          '    Rule("DeployedLGET.invitation", "DeployedLGET", ErrorCode.AUTH, ("DEP-5",), '
           'mode=CONTACT),\n'),
     plant("DEP-12", "NEW carries the notifier credentials at version 17 only, not from 17",
           "smpref/_data/spec/commands.smpn",
@@ -187,10 +187,10 @@ DEVIATIONS: list[Deviation] = [
     plant("QUEUE-4", "notifier IDs are a space of their own: one does not count as taken",
           "smpref/model/queue_store.py",
           "        return entity_id in self._ids\n",
-          "        return entity_id in self._ids and self._ids[entity_id][0] != \"notifier\"\n"),
+          "        return entity_id in self._ids and self._ids[entity_id][0] is not Role.NOTIFIER\n"),
     plant("QUEUE-4", "the one ID index ignores the role: an ID finds its queue in any role",
           "smpref/model/queue_store.py",
-          "        if entry is None or entry[0] != role:\n",
+          "        if entry is None or entry[0] is not role:\n",
           "        if entry is None:\n"),
     plant("QUEUE-10", "NEW subscribes the session with subMode OnlyCreate and not with Subscribe",
           "smpref/model/effects.py",
@@ -358,7 +358,9 @@ DEVIATIONS: list[Deviation] = [
           ("smpref/wire/messages.py", "class AgentMessage_QS(AgentMessage):\n",
            "class AgentMessage_QW(AgentMessage):\n"),
           ("smpref/wire/messages.py", "AgentMessage.QS = AgentMessage_QS\n",
-           "AgentMessage.QS = AgentMessage_QW\n")),
+           "AgentMessage.QS = AgentMessage_QW\n"),
+          ("smpref/wire/messages.py", "    QS: ClassVar[type[AgentMessage_QS]]\n",
+           "    QS: ClassVar[type[AgentMessage_QW]]\n")),
     plant("DIV-5", "the queue request is not optional: NEW always carries connMode (seed 004 as "
           "written)", "smpref/_data/spec/commands.smpn",
           '  queueRequest: Maybe(QueueRequest) "connMode and queueLink; absent = deployed legacy, '

@@ -25,7 +25,7 @@ from smpref.wire.transmission import Transmission
 
 if TYPE_CHECKING:
     from smpref.clientcheck.catalogue import Case
-    from smpref.clientcheck.judge import Connection
+    from smpref.clientcheck.judge_state import Connection
 
 #: seconds a case that only the client can decide holds the next one back
 PATIENCE = 5.0

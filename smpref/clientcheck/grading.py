@@ -18,7 +18,8 @@ from typing import Any
 from smpref import __version__
 from smpref.clientcheck.case_run import CaseRun
 from smpref.clientcheck.catalogue import CHECKS, COMMANDS, Check
-from smpref.clientcheck.judge import Finding, Judge
+from smpref.clientcheck.judge import Judge
+from smpref.clientcheck.judge_state import Finding
 from smpref.clientcheck.verdicts import Verdict
 from smpref.spec.requirements import requirement_text
 

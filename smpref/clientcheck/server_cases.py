@@ -30,7 +30,7 @@ from smpref.wire.schema import error_type
 from smpref.wire.transmission import Transmission
 
 if TYPE_CHECKING:
-    from smpref.clientcheck.judge import Connection
+    from smpref.clientcheck.judge_state import Connection
 
 #: seconds in which a command may cross the server's DELD on the wire (case 3)
 CROSSING = 1.0

@@ -25,7 +25,8 @@ from smpref.serve.watcher import Intervention, ServerEvent
 from smpref.wire.transmission import Transmission
 
 if TYPE_CHECKING:
-    from smpref.clientcheck.judge import Connection, Judge
+    from smpref.clientcheck.judge import Judge
+    from smpref.clientcheck.judge_state import Connection
     from smpref.serve.listener import SmpServer
 
 

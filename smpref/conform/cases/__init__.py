@@ -1,4 +1,5 @@
-"""The conformance cases, one module per area, each with its :class:`CaseGroup`.
+"""The conformance cases, one module per area, each with its :class:`CaseGroup` (the queues
+area, too long for one module, is a package whose ``group`` joins its parts').
 
 :data:`CASES` lists every case in the order they run and appear in reports: the areas in the
 order below, each area's cases in the order its module registers them.

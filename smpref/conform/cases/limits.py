@@ -1,4 +1,5 @@
-"""Limits: message size and link data size (the quota: queue.quota, in queues.py)."""
+"""Limits: message size and link data size (the quota: queue.quota, in
+queues/quota_and_size.py)."""
 
 from __future__ import annotations
 
