@@ -61,9 +61,11 @@ docs: $(VENV)/.installed
 	$(BIN)/smpref docs vectors --out docs/vectors/sets > /dev/null
 	$(BIN)/mkdocs build --strict --site-dir .site
 
-# smpref/wire/messages.py is generated from spec/commands.smpn and committed; tests fail on drift.
+# smpref/wire/messages.py and smpref/notation/parsed_commands.py are generated from
+# spec/commands.smpn and committed; tests fail on drift.
 types: $(VENV)/.installed
 	$(BIN)/smpref docs types --out smpref/wire/messages.py
+	$(BIN)/smpref docs parsed-notation --out smpref/notation/parsed_commands.py
 
 bench: $(VENV)/.installed
 	$(PY) bench/codec.py

@@ -94,6 +94,28 @@ def docs_types(out: Path | None, check_file: Path | None) -> None:
     _write(text, target)
 
 
+@docs.command("parsed-notation")
+@_out_option("Write to this file (smpref/notation/parsed_commands.py) instead of standard "
+             "output.")
+@click.option("--check", "check_file", type=FILE_PATH, default=None,
+              help="Exit 1 unless this file is exactly what would be written.")
+def docs_parsed_notation(out: Path | None, check_file: Path | None) -> None:
+    """Write the parsed spec/commands.smpn as a Python module
+    (smpref/notation/parsed_commands.py), which smpref loads instead of parsing the notation."""
+    from smpref.notation.parsed_source import render
+    from smpref.resources import spec_text
+
+    target = None if out is None else output_file(out, "--out", create_folder=True)
+    text = render(spec_text("commands.smpn"))
+    if check_file is not None:
+        if input_text(check_file, "--check") != text:
+            click.echo(f"{check_file}: differs from spec/commands.smpn; run "
+                       f"'smpref docs parsed-notation --out {check_file}'", err=True)
+            sys.exit(EXIT_FAILED)
+        return
+    _write(text, target)
+
+
 @docs.command("vectors")
 @click.option("--out", type=FOLDER_PATH, default=Path("docs/vectors/sets"),
               show_default=True, help="Folder for one page per vector set (created if missing).")

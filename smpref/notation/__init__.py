@@ -1,7 +1,9 @@
 """The command notation: spec/commands.smpn parsed into definitions.
 
 ``load()`` returns the :class:`~smpref.notation.definitions.Definitions` of the installed spec; the
-wire codecs, strategies and docs are derived from it.
+wire codecs, strategies and docs are derived from it. They come from the generated module
+:mod:`smpref.notation.parsed_commands` while the installed spec is the one it was generated from,
+and are parsed otherwise.
 """
 
 from __future__ import annotations

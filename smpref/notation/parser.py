@@ -8,10 +8,10 @@ not collide, and every credential rule is well formed.
 from __future__ import annotations
 
 import ast
+import hashlib
 from functools import cache
 from typing import Any
 
-import lark
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import UnexpectedInput, VisitError
 
@@ -31,7 +31,7 @@ from smpref.notation.definitions import (
     Variant,
     Versions,
 )
-from smpref.resources import grammar_text, kept, parser_cache, spec_text
+from smpref.resources import grammar_text, parser_cache, spec_text
 
 _OPEN_ENDED_BUILTINS = frozenset({"Tail", "Text", "Sealed"})
 
@@ -254,18 +254,36 @@ def parse_definitions(text: str) -> Definitions:
 
 @cache
 def load() -> Definitions:
-    """Return the definitions of the installed spec/commands.smpn: parsed once per process,
-    and kept between processes in the user's cache folder (smpref.resources.kept): parsing
-    costs about 30 ms of every smpref process's start, reading back about 1."""
-    text = spec_text("commands.smpn")
-    # what a parse reads: the notation, the grammar, and Lark, which parses with it
-    read = "\0".join((text, grammar_text("commands"), lark.__version__)).encode()
-    return kept("notation", read, _PARSER_MODULES, Definitions,
-                lambda: parse_definitions(text))
+    """Return the definitions of the installed spec/commands.smpn, once per process (see
+    :func:`definitions_of`)."""
+    return definitions_of(spec_text("commands.smpn"))
 
 
-#: the modules whose code decides what a parse gives: a change to any of them is a new cache
-_PARSER_MODULES = (__name__, "smpref.notation.definitions")
+def definitions_of(text: str) -> Definitions:
+    """The definitions of the notation ``text``: those generated in
+    :mod:`smpref.notation.parsed_commands` when ``text`` is the notation they were generated
+    from (the same SHA-256), with no parse tables to build or read and no parse (together
+    about 60 ms of a process's start with Lark's cache warm, over 100 without it); otherwise
+    ``text`` parsed, as an edited spec or a deviation planted in the installed one needs.
+    tests/test_parsed_notation.py checks that the generated definitions are what
+    :func:`parse_definitions` makes of the spec, so a change to the parser or to the
+    definitions' classes is drift too. The generated module is imported here, on first use.
+
+    Raises:
+        NotationError: ``text`` is not the generated one's and does not parse or is
+            inconsistent.
+    """
+    from smpref.notation import parsed_commands
+
+    if notation_sha256(text) == parsed_commands.SPEC_SHA256:
+        return parsed_commands.DEFINITIONS
+    return parse_definitions(text)
+
+
+def notation_sha256(text: str) -> str:
+    """The SHA-256 of a notation text (its UTF-8 bytes), in hex: what names the text the
+    generated definitions were parsed from."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def open_ended(defs: Definitions, t: TypeRef) -> bool:
