@@ -6,7 +6,7 @@ import pytest
 from reqs import req
 
 from smpref.errors import NotationError
-from smpref.notation import load, parse_definitions
+from smpref.notation import EntityKind, load, parse_definitions
 
 SEED_AND_BASE_COMMANDS = {
     # seed 004
@@ -51,7 +51,7 @@ def test_new_has_the_seed_004_fields_in_deployed_order() -> None:
     new = load().messages["NEW"]
     assert [f.name for f in new.fields] == [
         "rcvAuthKey", "rcvDhKey", "basicAuth", "subMode", "queueRequest", "ntfRequest"]
-    assert (new.party, new.entity, new.auth) == ("creator", "none", "required")
+    assert (new.party, new.entity, new.auth) == ("creator", EntityKind.NONE, "required")
     # CMD-12: the notifier request carries the notifier ID and the two keys, in this order
     assert [f.name for f in load().records["NtfRequest"].fields] == [
         "notifierId", "ntfAuthKey", "rcvNtfDhKey"]
@@ -60,7 +60,7 @@ def test_new_has_the_seed_004_fields_in_deployed_order() -> None:
 @req("LINK-6", "LINK-8")
 def test_lget_is_authorized_exactly_when_it_carries_a_sender_key() -> None:
     lget = load().messages["LGET"]
-    assert (lget.entity, lget.auth, lget.auth_field) == ("link_key", "when", "senderKey")
+    assert (lget.entity, lget.auth, lget.auth_field) == (EntityKind.LINK_KEY, "when", "senderKey")
 
 
 def test_every_divergence_is_explained() -> None:
@@ -72,7 +72,8 @@ def test_every_divergence_is_explained() -> None:
 
 
 BAD_DEFINITIONS = [
-    ("command X { a: Nope }", "unknown type Nope"),
+    ("command X entity none { a: Nope }", "unknown type Nope"),
+    ("command X party sender responds R { }", "command X: every message needs an entity rule"),
     ("record R { a: Tail b: Bool }", "must be the last item"),
     ("record R { a: Maybe(Bool, Bool) }", "takes 1 argument"),
     ("record R { a: Bytes(0) }", "positive size"),

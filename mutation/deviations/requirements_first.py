@@ -192,8 +192,8 @@ DEVIATIONS: list[Deviation] = [
           '    if rule == "optional":  # SEND\n        if not (has_auth and has_entity):\n'),
     plant("CLNT-11", "a command without authorization to a queue that has the key passes",
           JUDGE_TRANSMISSIONS,
-          '            if key is not None and definition.signer != "field":\n',
-          '            if key is not None and definition.signer == "field":\n'),
+          '            if key is not None and definition.signer is not Signer.FIELD:\n',
+          '            if key is not None and definition.signer is Signer.FIELD:\n'),
     plant("CLNT-11", "the judge also accepts an authorization over the bytes without the "
           "session ID",
           JUDGE_TRANSMISSIONS,
@@ -215,8 +215,8 @@ DEVIATIONS: list[Deviation] = [
           "CORR_ID_SIZE = 16\n"),
     plant("CLNT-13", "an unknown entity is judged only in the notifier's role",
           JUDGE_TRANSMISSIONS,
-          '        elif message.DEF.entity not in ("recipient_id", "notifier_id"):\n',
-          '        elif message.DEF.entity != "notifier_id":\n'),
+          '        elif message.DEF.entity not in (EntityKind.RECIPIENT_ID, EntityKind.NOTIFIER_ID):\n',
+          '        elif message.DEF.entity is not EntityKind.NOTIFIER_ID:\n'),
     # --- clients.md: the conversation ---------------------------------------------------------
     plant("CLNT-14", "an ACK naming another message than the one in flight passes",
           JUDGE_CONVERSATION,

@@ -20,6 +20,7 @@ from smpref.clientcheck.verdicts import Verdict
 from smpref.model.records import QueueRecord
 from smpref.model.server import Server
 from smpref.model.states import SessionMode
+from smpref.notation.definitions import EntityKind
 from smpref.serve.watcher import Intervention, ServerEvent
 from smpref.wire.transmission import Transmission
 
@@ -191,7 +192,7 @@ class CaseRun(ABC):
     def on_answered(self, c: Connection) -> None:
         """The answers to a block of ``c`` were routed to the client."""
 
-    def on_deleted_use(self, c: Connection, tag: str, role: str) -> None:
+    def on_deleted_use(self, c: Connection, tag: str, role: EntityKind) -> None:
         """A command names, in ``role``, a queue a case deleted."""
 
     def on_closed(self, c: Connection) -> None:

@@ -41,6 +41,7 @@ from smpref.clientcheck.judge_state import Connection, Sent
 from smpref.clientcheck.transmission_checks import TransmissionChecks
 from smpref.errors import WireError
 from smpref.model.server import Outgoing, Server
+from smpref.notation.definitions import EntityKind
 from smpref.serve.watcher import Hello, Intervention, Judgement
 from smpref.transport.tls import TlsRefusal
 from smpref.transport.versions import dialect_of_alpn
@@ -245,7 +246,7 @@ class Judge(HandshakeChecks, TransmissionChecks, ConversationChecks):
                 return None
             self.record("tx.credentials", True, c)
             queue = model.lookup(message.DEF.entity, tx.entity_id) \
-                if message.DEF.entity != "none" else None
+                if message.DEF.entity is not EntityKind.NONE else None
             self._entity(c, tx, message, queue is not None)
             if queue is not None:
                 self._used(queue.recipient_id)

@@ -23,6 +23,7 @@ from smpref.errors import ErrorCode
 from smpref.model.records import QueueRecord
 from smpref.model.server import Outgoing, Server
 from smpref.model.server_events import deleted_by_operator, message_arrives, subscription_taken
+from smpref.notation.definitions import EntityKind
 from smpref.serve.watcher import Intervention
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import ERR, MSG, RecordKind
@@ -300,15 +301,15 @@ class QueueDeleted(SubscriptionEnds):
         self.stage.forget(ids)
         return deleted_by_operator(model, queue)
 
-    def on_deleted_use(self, c: Connection, tag: str, role: str) -> None:
+    def on_deleted_use(self, c: Connection, tag: str, role: EntityKind) -> None:
         """A command naming the deleted queue, in ``role``: a fault once the client has had
         time to read the deletion (one that crossed it on the wire is not), and only as the
         queue's recipient or notifier (its sender cannot know). Where deletion comes as END
         (below version 10, the seed design) the client cannot tell it from another END, which
         allows taking the queue up again (CLNT-20): one command is allowed, whose ERR AUTH
         tells it the queue is gone."""
-        if role not in ("recipient_id", "notifier_id") or c.number != self.conn or \
-                time.monotonic() - self.acted <= CROSSING:
+        if role not in (EntityKind.RECIPIENT_ID, EntityKind.NOTIFIER_ID) or \
+                c.number != self.conn or time.monotonic() - self.acted <= CROSSING:
             return
         as_end = c.dialect is Dialect.SEED or (c.version or 0) < DELD_VERSION
         if as_end and not self.tried:

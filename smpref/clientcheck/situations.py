@@ -21,6 +21,7 @@ from smpref.clientcheck.case_run import CaseRun, CaseState, Moment, subscribed_q
 from smpref.clientcheck.catalogue import DEFAULT_ORDER
 from smpref.clientcheck.server_cases import CASE_TYPES
 from smpref.model.server import Outgoing, Server
+from smpref.notation.definitions import EntityKind
 from smpref.serve.watcher import Intervention, ServerEvent
 from smpref.wire.transmission import Transmission
 
@@ -130,7 +131,7 @@ class CaseRunner:
         for run in self._started():
             run.on_command(c, tag, rid, acked)
 
-    def on_deleted_use(self, c: Connection, tag: str, role: str) -> None:
+    def on_deleted_use(self, c: Connection, tag: str, role: EntityKind) -> None:
         """A command naming a queue case 3 deleted, in ``role``."""
         for run in self._started():
             run.on_deleted_use(c, tag, role)

@@ -10,6 +10,7 @@ from smpref.clientcheck.judge_state import Connection, JudgeState, Sent
 from smpref.crypto.auth import verify
 from smpref.model.server import queue_key
 from smpref.model.sessions import Session
+from smpref.notation.definitions import EntityKind, Signer
 from smpref.wire.keys import PublicKey
 from smpref.wire.structs import Command
 from smpref.wire.transmission import Transmission
@@ -39,7 +40,7 @@ class TransmissionChecks(JudgeState):
         c.corr_ids.add(corr)
 
     def _entity(self, c: Connection, tx: Transmission, message: Command, found: bool) -> None:
-        if message.DEF.entity == "none":
+        if message.DEF.entity is EntityKind.NONE:
             return
         if tx.entity_id in self.deleted:  # case 3 judges the use of the queue it deleted
             if self.cases is not None:
@@ -49,20 +50,20 @@ class TransmissionChecks(JudgeState):
             return
         if found:
             self.record("tx.entity", True, c)
-        elif message.DEF.entity not in ("recipient_id", "notifier_id"):
+        elif message.DEF.entity not in (EntityKind.RECIPIENT_ID, EntityKind.NOTIFIER_ID):
             return  # a sender or a link reader cannot know that the queue is gone since
         else:
             self.record("tx.entity", False, c,
                         f"CLNT-13: {message.DEF.tag} names {tx.entity_id.hex() or 'nothing'}, "
-                        f"which is no queue's {message.DEF.entity.replace('_', ' ')} here")
+                        f"which is no queue's {message.DEF.entity.value.replace('_', ' ')} here")
 
     def _authorization(self, c: Connection, session: Session, tx: Transmission,
                        message: Command, queue: Any) -> None:
         definition = message.DEF
-        if definition.signer == "none":
+        if definition.signer is Signer.NONE:
             return
         key: PublicKey | None
-        if definition.signer == "field":
+        if definition.signer is Signer.FIELD:
             carried = getattr(message, definition.signer_attr)
             key = carried if isinstance(carried, PublicKey) else None
         elif queue is not None:
@@ -70,15 +71,15 @@ class TransmissionChecks(JudgeState):
         else:
             return  # no queue: tx.entity says so
         if not tx.authorization:
-            if key is not None and definition.signer != "field":
+            if key is not None and definition.signer is not Signer.FIELD:
                 self.record("tx.authorization", False, c,
                             f"CLNT-11: {definition.tag} carries no authorization, but the "
-                            f"queue has its {definition.signer.replace('_', ' ')}")
+                            f"queue has its {definition.signer.value.replace('_', ' ')}")
             return
         if key is None:
             self.record("tx.authorization", False, c,
                         f"CLNT-11: {definition.tag} is authorized, but the queue has no "
-                        f"{definition.signer.replace('_', ' ')} to verify it with")
+                        f"{definition.signer.value.replace('_', ' ')} to verify it with")
             return
         right = tx.authorized_bytes(session.signing_id)
         if verify(key, tx.authorization, right, tx.corr_id, session.secret):
@@ -86,7 +87,7 @@ class TransmissionChecks(JudgeState):
             return
         self.record("tx.authorization", False, c,
                     f"CLNT-11: {definition.tag}'s authorization does not verify with the "
-                    f"{definition.signer.replace('_', ' ')} over ss(sessionId) ss(corrId) "
+                    f"{definition.signer.value.replace('_', ' ')} over ss(sessionId) ss(corrId) "
                     f"ss(entityId) command (TRANS-6)"
                     + _diagnosis(tx, session, right, key, queue))
 
@@ -104,9 +105,9 @@ def _diagnosis(tx: Transmission, session: Session, right: bytes, key: PublicKey,
     for what, candidate in tries.items():
         if verify(key, tx.authorization, candidate, tx.corr_id, session.secret):
             return f"; it covers the bytes {what}"
-    for name in ("recipient_key", "sender_key", "notifier_key"):
-        other = queue_key(name, queue) if queue is not None else None
+    for signer in (Signer.RECIPIENT_KEY, Signer.SENDER_KEY, Signer.NOTIFIER_KEY):
+        other = queue_key(signer, queue) if queue is not None else None
         if other is not None and other != key and verify(
                 other, tx.authorization, right, tx.corr_id, session.secret):
-            return f"; it is made with the queue's {name.replace('_', ' ')}"
+            return f"; it is made with the queue's {signer.value.replace('_', ' ')}"
     return ""

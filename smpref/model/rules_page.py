@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from smpref.model.rules import ACCEPT, BY_COMMAND, RULES, Guard, QueueView, Rule, decide
 from smpref.model.states import Credential, QueueStatus, Security
-from smpref.notation.definitions import Definitions
+from smpref.notation.definitions import Definitions, EntityKind
 from smpref.wire.messages import ConnectionMode
 
 
@@ -94,8 +94,8 @@ def rules_page(defs: Definitions) -> str:
         dialect = {"both": "", "seed": " (seed design only)",
                    "deployed": f" (deployed SMP's {definition.tag})"}[definition.profile]
         lines += [f"### {command}{dialect}", "",
-                  f"Party `{definition.party}`, entity `{definition.entity}`, signer "
-                  f"`{definition.signer}{f'({definition.signer_field})' if definition.signer_field else ''}`"  # noqa: E501
+                  f"Party `{definition.party}`, entity `{definition.entity.value}`, signer "
+                  f"`{definition.signer.value}{f'({definition.signer_field})' if definition.signer_field else ''}`"  # noqa: E501
                   f", credential rule `{definition.auth}`.", "",
                   "| # | rule | when | outcome | requirements |",
                   "|---|---|---|---|---|"]
@@ -111,7 +111,7 @@ def rules_page(defs: Definitions) -> str:
               "What each command about an existing queue gets with a valid credential, for",
               "every state a queue can be in; after the semicolons, the guarded rules that can",
               "refuse it first.", ""]
-    commands = [c for c in BY_COMMAND if defs.by_class_name(c).entity not in ("none",)]
+    commands = [c for c in BY_COMMAND if defs.by_class_name(c).entity is not EntityKind.NONE]
     for view in queue_views():
         lines += [f"### {_view_name(view)}", "", "| command | outcome |", "|---|---|"]
         lines += [f"| {command} | {_in_state(command, view)} |" for command in commands]

@@ -49,7 +49,7 @@ from smpref.model.server_state import Observer, ServerState, SweepState
 from smpref.model.sessions import Outgoing, Session
 from smpref.model.states import Credential
 from smpref.model.step import LINK_ID_SIZE, Step
-from smpref.notation.definitions import MessageDef
+from smpref.notation.definitions import EntityKind, MessageDef, Signer
 from smpref.wire.dialects import Dialect
 from smpref.wire.keys import PublicKey
 from smpref.wire.messages import ERR
@@ -61,8 +61,8 @@ __all__ = ["Observer", "Outgoing", "Server", "Session"]
 
 
 #: the store role an entity kind of the notation looks the queue up by
-_ROLE_OF_ENTITY = {"recipient_id": Role.RECIPIENT, "sender_id": Role.SENDER,
-                   "notifier_id": Role.NOTIFIER}
+_ROLE_OF_ENTITY = {EntityKind.RECIPIENT_ID: Role.RECIPIENT, EntityKind.SENDER_ID: Role.SENDER,
+                   EntityKind.NOTIFIER_ID: Role.NOTIFIER}
 
 
 class Server(ServerState):
@@ -149,10 +149,7 @@ class Server(ServerState):
         credential = Credential.NONE
         if tx.authorization:
             key = None
-            # mutant-equivalent[ReplaceComparisonOperator]: the notation allows only the signers
-            #   recipient_key, sender_key, notifier_key and field(...) (spec/notation.md); none of
-            #   the others sorts at or below 'field'
-            if definition.signer == "field":
+            if definition.signer is Signer.FIELD:
                 carried = getattr(message, definition.signer_attr)
                 key = carried if isinstance(carried, PublicKey) else None
             elif queue is not None:
@@ -162,22 +159,16 @@ class Server(ServerState):
             credential = Credential.VALID if valid else Credential.INVALID
         return Step(self, session, tx, message, queue, credential)
 
-    def lookup(self, entity: str, entity_id: bytes) -> QueueRecord | None:
+    def lookup(self, entity: EntityKind, entity_id: bytes) -> QueueRecord | None:
         """The queue an entity ID names, by the notation's entity kind of the command."""
-        # mutant-equivalent[ReplaceComparisonOperator]: the notation's entity kinds are none,
-        #   recipient_id, sender_id, notifier_id and link_key; none of the others sorts at or below
-        #   'link_key'
-        if entity == "link_key":  # LGET's k: the link ID is SHA-256(k) (LINK-6)
+        if entity is EntityKind.LINK_KEY:  # LGET's k: the link ID is SHA-256(k) (LINK-6)
             # mutant-equivalent-deployed[*]: {seed-lget}
             return self.store.find(Role.LINK, sha256(entity_id)) if len(
                 # mutant-equivalent[ReplaceComparisonOperator]: a k of another length names no link
                 #   either way: its SHA-256 is no queue's link ID
                 # mutant-equivalent-deployed[*]: {seed-lget}
                 entity_id) == LINK_ID_SIZE else None
-        # mutant-equivalent[ReplaceComparisonOperator]: the entity kinds left after link_key are
-        #   none, recipient_id, sender_id, notifier_id and link_id; none of the others sorts at or
-        #   below 'link_id'
-        if entity == "link_id":  # deployed LGET and LKEY: the LinkId itself (DEP-5)
+        if entity is EntityKind.LINK_ID:  # deployed LGET and LKEY: the LinkId itself (DEP-5)
             return self.store.find(Role.LINK, entity_id)
         role = _ROLE_OF_ENTITY.get(entity)
         return self.store.find(role, entity_id) if role is not None else None
@@ -226,20 +217,16 @@ def _unserved(step: Step[Command]) -> ErrorCode:
     """A deployed session's answer to a service signature (DEP-10, AUTH-4): deployed checks
     it once the command decoded, its credential rule held and its queue was found, so an
     entity ID that names no queue is still ``AUTH`` (simplexmq Server.hs:1230-1243, 1271-1277)."""
-    names_queue = step.command.DEF.entity in (*_ROLE_OF_ENTITY, "link_id")
+    names_queue = step.command.DEF.entity in (*_ROLE_OF_ENTITY, EntityKind.LINK_ID)
     return ErrorCode.AUTH if names_queue and step.queue is None else ErrorCode.SERVICE
 
 
-def queue_key(signer: str, queue: QueueRecord) -> PublicKey | None:
+def queue_key(signer: Signer, queue: QueueRecord) -> PublicKey | None:
     """The queue's key a command's signer names (None when the queue has none)."""
-    if signer == "recipient_key":
+    if signer is Signer.RECIPIENT_KEY:
         return queue.recipient_key
-    # mutant-equivalent[ReplaceComparisonOperator]: only sender_key and notifier_key reach this
-    #   line, and 'notifier_key' sorts below it
-    if signer == "sender_key":
+    if signer is Signer.SENDER_KEY:
         return queue.sender_key
-    # mutant-equivalent[ReplaceComparisonOperator]: only notifier_key reaches this line (the other
-    #   signers returned before)
-    if signer == "notifier_key":
+    if signer is Signer.NOTIFIER_KEY:
         return queue.notifier.key if queue.notifier is not None else None
     return None

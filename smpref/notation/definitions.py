@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import re
 from dataclasses import dataclass, field
@@ -29,21 +30,38 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
 
 PARTIES = ("recipient", "sender", "notifier", "link_reader", "creator", "idle",
            "proxied_client", "proxy_service", "server")
-ENTITY_KINDS = (
-    "none",
-    "recipient_id",
-    "sender_id",
-    "notifier_id",
-    "link_key",
-    "link_id",
-    "queue_id",
-    "proxy_session",
-    "any",
-)
+
+
+class EntityKind(enum.Enum):
+    """What a transmission's entity ID is for a message (``entity KIND``); the value is the
+    notation's word."""
+
+    NONE = "none"
+    RECIPIENT_ID = "recipient_id"
+    SENDER_ID = "sender_id"
+    NOTIFIER_ID = "notifier_id"
+    #: LGET's k: the link ID is its SHA-256 (LINK-6)
+    LINK_KEY = "link_key"
+    #: deployed LGET and LKEY: the LinkId itself (DEP-5)
+    LINK_ID = "link_id"
+    QUEUE_ID = "queue_id"
+    PROXY_SESSION = "proxy_session"
+    #: a response whose entity ID may be empty or not
+    ANY = "any"
+
+
+class Signer(enum.Enum):
+    """Which key verifies a command's authorization (``signer KIND``): a key of the queue the
+    entity ID names, a key the command itself carries (``FIELD``), or none."""
+
+    RECIPIENT_KEY = "recipient_key"
+    SENDER_KEY = "sender_key"
+    NOTIFIER_KEY = "notifier_key"
+    FIELD = "field"
+    NONE = "none"
+
+
 AUTH_RULES = ("required", "forbidden", "optional", "when")
-#: which key verifies a command's authorization: a key of the queue the entity ID names, a
-#: key the command itself carries (``field``), or none
-SIGNERS = ("recipient_key", "sender_key", "notifier_key", "field", "none")
 
 
 #: the highest version number a range may name; an open upper end reaches it
@@ -193,10 +211,10 @@ class MessageDef:
         kind: "command" or "response".
         tag: the ASCII tag on the wire.
         party: who sends a command (PARTIES); "server" for responses.
-        entity: what the transmission's entity ID is (ENTITY_KINDS).
+        entity: what the transmission's entity ID is.
         auth: the credential rule (AUTH_RULES); "forbidden" for responses.
         auth_field: for ``auth when(field)``: the Maybe field whose presence requires auth.
-        signer: which key verifies the authorization (SIGNERS).
+        signer: which key verifies the authorization.
         signer_field: for ``signer field(name)``: the field that carries that key.
         responds: the response tags a command may be answered with (ERR always may).
     """
@@ -205,10 +223,10 @@ class MessageDef:
     tag: str
     items: tuple[Item, ...]
     party: str
-    entity: str
+    entity: EntityKind
     auth: str = "forbidden"
     auth_field: str = ""
-    signer: str = "none"
+    signer: Signer = Signer.NONE
     signer_field: str = ""
     responds: tuple[str, ...] = ()
     doc: str = ""

@@ -16,6 +16,7 @@ into adjacent literals, and a dataclass field that has its default value is left
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 
 from smpref.notation.parser import notation_sha256, parse_definitions
@@ -63,6 +64,8 @@ def _class_names(value: object) -> set[str]:
         return set().union(*(_class_names(v) for v in value))
     if _is_dataclass_value(value):
         return {type(value).__name__}.union(*(_class_names(v) for _, v in _fields(value)))
+    if isinstance(value, enum.Enum):
+        return {type(value).__name__}
     return set()
 
 
@@ -90,6 +93,8 @@ def _flat(value: object) -> str:
     Raises:
         TypeError: a value of a type the notation's definitions do not hold.
     """
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
     if isinstance(value, str | bytes | int):
         return repr(value)
     if isinstance(value, tuple):

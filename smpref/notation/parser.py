@@ -19,6 +19,7 @@ from smpref.errors import NotationError
 from smpref.notation.definitions import (
     BUILTIN_TYPES,
     Definitions,
+    EntityKind,
     EnumDef,
     EnumMember,
     Field,
@@ -26,6 +27,7 @@ from smpref.notation.definitions import (
     Literal,
     MessageDef,
     RecordDef,
+    Signer,
     TypeRef,
     UnionDef,
     Variant,
@@ -180,15 +182,18 @@ class _ToDefinitions(Transformer[Token, Any]):
         attrs = _Attributes(rest)
         auth_rule, auth_field = attrs.get("auth", ("forbidden", ""))
         signer, signer_field = attrs.get("signer", ("none", ""))
+        entity = attrs.get("entity")
+        if not entity:
+            raise NotationError(f"{kind} {tag}: every message needs an entity rule")
         return MessageDef(
             kind=str(kind),
             tag=str(tag),
             items=_items(rest),
             party=attrs.get("party"),
-            entity=attrs.get("entity"),
+            entity=EntityKind(entity),
             auth=auth_rule,
             auth_field=auth_field,
-            signer=signer,
+            signer=Signer(signer),
             signer_field=signer_field,
             responds=attrs.get("responds", ()),
             doc=doc,
@@ -456,14 +461,12 @@ class _Checker:
             raise NotationError(f"{where}: a message with versions says what older ones get")
         if msg.kind == "command":
             self._check_command(where, msg)
-        elif msg.party != "server" or msg.auth != "forbidden" or msg.signer != "none":
+        elif msg.party != "server" or msg.auth != "forbidden" or msg.signer is not Signer.NONE:
             raise NotationError(f"{where}: responses are sent by the server, unauthorized")
 
     def _check_command(self, where: str, msg: MessageDef) -> None:
         if msg.party in ("server", ""):
             raise NotationError(f"{where}: a command needs a client party")
-        if not msg.entity:
-            raise NotationError(f"{where}: a command needs an entity rule")
         if not msg.responds:
             raise NotationError(f"{where}: a command needs its responses")
         view = self.defs.dialect_view("deployed") if msg.profile == "deployed" else \
@@ -472,7 +475,7 @@ class _Checker:
             target = view.get(tag)
             if target is None or target.kind != "response":
                 raise NotationError(f"{where}: responds with undefined response {tag}")
-        if (msg.party == "creator") != (msg.entity == "none" and msg.auth == "required"):
+        if (msg.party == "creator") != (msg.entity is EntityKind.NONE and msg.auth == "required"):
             raise NotationError(f"{where}: only the creator sends an authorized, entity-less NEW")
         if msg.auth == "when":
             target_field = next((f for f in msg.fields if f.name == msg.auth_field), None)
@@ -483,9 +486,9 @@ class _Checker:
         self._check_signer(where, msg)
 
     def _check_signer(self, where: str, msg: MessageDef) -> None:
-        if (msg.signer == "none") != (msg.auth == "forbidden"):
+        if (msg.signer is Signer.NONE) != (msg.auth == "forbidden"):
             raise NotationError(f"{where}: a command is authorized exactly when it has a signer")
-        if msg.signer == "field":
+        if msg.signer is Signer.FIELD:
             target = next((f for f in msg.fields if f.name == msg.signer_field), None)
             key = target.type if target is not None else None
             if key is not None and key.name == "Maybe" and isinstance(key.args[0], TypeRef):
@@ -494,7 +497,8 @@ class _Checker:
                 raise NotationError(f"{where}: signer field(...) must name an AuthKey field")
         elif msg.signer_field:
             raise NotationError(f"{where}: only signer field(...) takes a field")
-        elif msg.signer != "none" and msg.entity in ("none", "link_key", "link_id"):
+        elif msg.signer is not Signer.NONE and msg.entity in (
+                EntityKind.NONE, EntityKind.LINK_KEY, EntityKind.LINK_ID):
             raise NotationError(f"{where}: a queue key signs only commands whose entity ID "
                                 "names a queue")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from smpref.notation import Definitions, Field, Literal, MessageDef, TypeRef, load
-from smpref.notation.definitions import MAX_VERSION, Versions
+from smpref.notation.definitions import MAX_VERSION, EntityKind, Versions
 
 _PRIMITIVE_LAYOUT = {
     "Bool": "`'T'` or `'F'`",
@@ -21,15 +21,15 @@ _PRIMITIVE_LAYOUT = {
 }
 
 _ENTITY = {
-    "none": "empty",
-    "recipient_id": "recipient ID",
-    "sender_id": "sender ID",
-    "notifier_id": "notifier ID",
-    "link_key": "link public key k (32 bytes)",
-    "link_id": "the link's LinkId",
-    "queue_id": "the queue ID the command used",
-    "proxy_session": "the relay session ID PKEY gave",
-    "any": "queue ID or empty",
+    EntityKind.NONE: "empty",
+    EntityKind.RECIPIENT_ID: "recipient ID",
+    EntityKind.SENDER_ID: "sender ID",
+    EntityKind.NOTIFIER_ID: "notifier ID",
+    EntityKind.LINK_KEY: "link public key k (32 bytes)",
+    EntityKind.LINK_ID: "the link's LinkId",
+    EntityKind.QUEUE_ID: "the queue ID the command used",
+    EntityKind.PROXY_SESSION: "the relay session ID PKEY gave",
+    EntityKind.ANY: "queue ID or empty",
 }
 
 

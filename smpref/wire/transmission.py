@@ -22,7 +22,7 @@ from smpref.errors import (
     NoEntityError,
     WireError,
 )
-from smpref.notation import MessageDef
+from smpref.notation import EntityKind, MessageDef
 from smpref.wire.buffer import Reader, Writer
 from smpref.wire.schema import decode_message
 from smpref.wire.structs import Message
@@ -202,9 +202,9 @@ def check_credentials(definition: MessageDef, tx: Transmission, message: Message
     has_entity = bool(tx.entity_id)
     tag = definition.tag
     if definition.kind == "response":
-        if definition.entity == "none" and has_entity:
+        if definition.entity is EntityKind.NONE and has_entity:
             raise HasAuthError(f"{tag} must have an empty entity ID")
-        if definition.entity not in ("none", "any") and not has_entity:
+        if definition.entity not in (EntityKind.NONE, EntityKind.ANY) and not has_entity:
             raise NoEntityError(f"{tag} needs an entity ID")
         if has_auth:
             raise HasAuthError(f"{tag} is never authorized")
@@ -213,7 +213,7 @@ def check_credentials(definition: MessageDef, tx: Transmission, message: Message
     if rule == "when":
         present = getattr(message, definition.auth_attr) is not None
         rule = "required" if present else "forbidden"
-    if definition.entity == "none":
+    if definition.entity is EntityKind.NONE:
         if rule == "required":  # NEW
             if not has_auth:
                 raise NoAuthError(f"{tag} must be authorized")
