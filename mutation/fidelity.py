@@ -270,6 +270,7 @@ def conform_case(case_id: str) -> int:
     import asyncio
 
     from smpref.conform import runner
+    from smpref.conform.case_verdicts import Status
 
     cases = [c for c in runner.select([case_id]) if c.id == case_id]
     if not cases:
@@ -278,7 +279,7 @@ def conform_case(case_id: str) -> int:
     for version in (DEPLOYED_VERSIONS[-1], DEPLOYED_VERSIONS[0], *DEPLOYED_VERSIONS[1:-1]):
         [report] = asyncio.run(runner.run_embedded(cases, [version]))
         for result in report.results:
-            if result.status == "fail":
+            if result.status is Status.FAIL:
                 print(f"conform:{case_id} at version {version}: {result.message}")
                 return 1
     return 0

@@ -18,9 +18,11 @@ The tree, by layer:
   :class:`ClientError`, :class:`UnsupportedError`, :class:`ConnectError`;
 * agents: :class:`AgentError`, :class:`RotationRefusedError`, :class:`EnvelopeError`;
 * vectors: :class:`VectorError`, :class:`VectorCheckError`, :class:`MalformedError`;
-* conformance verdicts and test harnesses: :class:`CaseVerdict` (:class:`Fail`,
-  :class:`Skip`, :class:`Info`), :class:`StoresDisagreeError`, :class:`SimulatedCrashError`,
+* test harnesses: :class:`StoresDisagreeError`, :class:`SimulatedCrashError`,
   :class:`UnsupportedStrategyError`.
+
+The one exception: a conformance case's verdicts (``Fail``, ``Skip``, ``Info``), outcomes a
+case raises to end early rather than errors of smpref, live in :mod:`smpref.conform.case_verdicts`.
 """
 
 from __future__ import annotations
@@ -432,34 +434,6 @@ class MalformedError(SmprefError):
 
 # ---------------------------------------------------------------------------------------------
 # Conformance verdicts and test harnesses: outcomes of checks, not faults of smpref.
-
-
-class CaseVerdict(SmprefError):
-    """A conformance case's outcome other than a plain pass (``status`` names it)."""
-
-    status = "pass"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class Fail(CaseVerdict):
-    """The server broke a requirement."""
-
-    status = "fail"
-
-
-class Skip(CaseVerdict):
-    """The server does not support what the case needs."""
-
-    status = "skip"
-
-
-class Info(CaseVerdict):
-    """An observation, not a verdict on conformance."""
-
-    status = "info"
 
 
 class SimulatedCrashError(SmprefError):

@@ -21,6 +21,7 @@ import asyncio
 import pytest
 
 from smpref.conform import runner
+from smpref.conform.case_verdicts import Status
 
 #: END and DELD gathered and sent on a tick, as deployed sends them (every 15 s), on a tick
 #: short enough for a mutant to cost seconds: the listener's gathering is judged too
@@ -34,6 +35,6 @@ def test_conform_passes(version: int) -> None:
     # a mutant is killed by one failing case: the run stops there
     [report] = asyncio.run(runner.run_embedded(CASES, [version], stop_on_fail=True,
                                                events_interval=EVENTS_INTERVAL))
-    failures = [(r.case.id, r.message) for r in report.results if r.status == "fail"]
+    failures = [(r.case.id, r.message) for r in report.results if r.status is Status.FAIL]
     assert failures == []
     assert report.counts()["pass"] >= 120

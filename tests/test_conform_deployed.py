@@ -14,6 +14,7 @@ from deployed_double import DeployedDouble
 from reqs import req
 
 from smpref.conform import runner
+from smpref.conform.case_verdicts import Status
 
 #: what the double does not serve, so the cases that need it run against smpref serve only
 #: (tests/test_conform_serve_deployed.py): the double is deployed SMP's core commands at 17
@@ -47,15 +48,15 @@ def test_core_cases_pass_and_seed_cases_skip_against_deployed_smp(tmp_path: Path
 
     report = asyncio.run(main())
     assert (report.server_range, report.version, report.extended) == ((6, 18), 18, False)
-    failures = [(r.case.id, r.message) for r in report.results if r.status == "fail"]
+    failures = [(r.case.id, r.message) for r in report.results if r.status is Status.FAIL]
     assert failures == []
     for result in report.results:
-        if result.status == "info":  # what no requirement decides (a divergence), reported
+        if result.status is Status.INFO:  # what no requirement decides (a divergence), reported
             assert "DIV-" in result.message, (result.case.id, result.message)
         elif result.case.needs in ("core", "deployed"):
-            assert result.status == "pass", (result.case.id, result.message)
+            assert result.status is Status.PASS, (result.case.id, result.message)
         else:
-            assert result.status == "skip", result.case.id
+            assert result.status is Status.SKIP, result.case.id
             expected = "seed extension" if result.case.needs == "seed" else "embedded"
             assert expected in result.message
     assert report.counts()["pass"] >= 70
@@ -123,7 +124,7 @@ def test_block_garbage_accepts_err_block_from_a_receiver_whose_chain_moved_on(
 
     report = asyncio.run(main())
     (result,) = report.results
-    assert result.status == "pass", result.message
+    assert result.status is Status.PASS, result.message
     assert "ERR BLOCK" in result.message
 
 
@@ -141,4 +142,4 @@ def test_a_run_that_stops_at_its_first_failure_ends_there(tmp_path: Path) -> Non
 
     report = asyncio.run(main())
     assert [r.case.id for r in report.results] == ["cred.send.none"]
-    assert report.results[0].status == "fail"
+    assert report.results[0].status is Status.FAIL

@@ -9,6 +9,7 @@ import pytest
 from reqs import req
 
 from smpref.conform import runner
+from smpref.conform.case_verdicts import Status
 from smpref.model import delivery
 
 
@@ -21,7 +22,7 @@ def run_drain_case() -> runner.Result:
 @req("ROT-3", "ROT-4")
 def test_the_drain_case_passes_against_the_embedded_server() -> None:
     result = run_drain_case()
-    assert result.status == "pass", result.message
+    assert result.status is Status.PASS, result.message
 
 
 @req("ROT-4")
@@ -31,7 +32,7 @@ def test_a_server_that_never_flags_the_last_record_fails(monkeypatch: pytest.Mon
     monkeypatch.setattr(delivery, "seal_record",
                         lambda queue, record, *, last: sealed(queue, record, last=False))
     result = run_drain_case()
-    assert result.status == "fail"
+    assert result.status is Status.FAIL
     assert "'three' carries last=False" in result.message
 
 
@@ -42,5 +43,5 @@ def test_a_server_that_flags_every_record_of_a_suspended_queue_fails(
     monkeypatch.setattr(delivery, "seal_record", lambda queue, record, *, last: sealed(
         queue, record, last=queue.suspended))
     result = run_drain_case()
-    assert result.status == "fail"
+    assert result.status is Status.FAIL
     assert "'two' carries last=True" in result.message

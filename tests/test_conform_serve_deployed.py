@@ -15,30 +15,31 @@ from reqs import req
 from servers import SMPREF, ServeProcess
 
 from smpref.conform import runner
+from smpref.conform.case_verdicts import Status
 
 
 def check(report: runner.Report, version: int) -> None:
     assert report.version == version and report.extended is (version == 1000)
-    failures = [(r.case.id, r.message) for r in report.results if r.status == "fail"]
+    failures = [(r.case.id, r.message) for r in report.results if r.status is Status.FAIL]
     assert failures == []
     seed = version == 1000
     for result in report.results:
         needs = result.case.needs
-        if result.status == "skip" and not seed and needs != "seed":
+        if result.status is Status.SKIP and not seed and needs != "seed":
             # what a version's layout cannot carry (a NEW with a link below 15, a service
             # signature below 16): the case says which version it needs
             assert re.search(r"(below|before) (version )?\d+", result.message), \
                 (result.case.id, result.message)
-        elif result.status == "info":
+        elif result.status is Status.INFO:
             # an observation where deployed and smpref differ by design and no requirement
             # decides (a divergence); never at the seed design, where the spec decides
             assert not seed and "DIV-" in result.message, (result.case.id, result.message)
         elif needs in ("core", "clock") or (needs == "seed") is seed:
-            assert result.status == "pass", (result.case.id, result.message)
+            assert result.status is Status.PASS, (result.case.id, result.message)
         elif needs == "seed":
-            assert result.status == "skip" and "seed extension" in result.message
+            assert result.status is Status.SKIP and "seed extension" in result.message
         else:  # deployed SMP's own commands, in the seed design
-            assert result.status == "skip" and "deployed SMP's own" in result.message
+            assert result.status is Status.SKIP and "deployed SMP's own" in result.message
 
 
 @req("TRANS-11", "DEP-2", "DEP-4", "DEP-9", "DEP-12", "DEP-13")

@@ -12,8 +12,9 @@ import pytest
 from reqs import req
 from servers import SMPREF, ServeProcess
 
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context, Queue
-from smpref.errors import ClientError, Fail
+from smpref.errors import ClientError
 
 
 def _conform(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

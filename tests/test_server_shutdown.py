@@ -14,8 +14,9 @@ from pathlib import Path
 from reqs import req
 from servers import ServeProcess
 
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context
-from smpref.errors import ClientError, Fail
+from smpref.errors import ClientError
 
 
 def wait_exit(server: ServeProcess, bound: float) -> tuple[int, float]:

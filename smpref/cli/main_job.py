@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from smpref.conform import runner
+from smpref.conform.case_verdicts import Status
 from smpref.errors import VectorError
 from smpref.vectors.corpus import PUBLISHED_PUBLIC_KEY, verify
 
@@ -54,7 +55,7 @@ def run_main_job(reports: Path, vectors: Path, console: Console | None = None) -
         vectors_ok = True
     except VectorError as exc:
         vector_line, vectors_ok = f"FAILED: {exc}", False
-    failed = [r for r in report.results + deployed.results if r.status == "fail"]
+    failed = [r for r in report.results + deployed.results if r.status is Status.FAIL]
     lines = [
         f"server      {report.address}",
         f"protocols   seed design {_span(report.server_range)} and deployed SMP "

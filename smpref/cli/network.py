@@ -199,10 +199,12 @@ async def _serve(folder: Path, config: ServeConfig) -> int:
 
 
 def _progress_printer(console: Console, enabled: bool) -> Callable[[Result, int, int], None]:
+    from smpref.conform.case_verdicts import Status
+
     def show(result: Result, done: int, total: int) -> None:
         if enabled:
-            mark = {"pass": "[green]pass[/]", "fail": "[red]FAIL[/]", "skip": "[yellow]skip[/]",
-                    "info": "[cyan]info[/]"}[result.status]
+            mark = {Status.PASS: "[green]pass[/]", Status.FAIL: "[red]FAIL[/]",
+                    Status.SKIP: "[yellow]skip[/]", Status.INFO: "[cyan]info[/]"}[result.status]
             console.print(f"[{done:>3}/{total}] {mark} {result.case.id}", highlight=False)
     return show
 
@@ -249,6 +251,7 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
         output_file(junit_path, "--junit")
     # the cases and their runner, once the address and the report files hold
     from smpref.conform import runner
+    from smpref.conform.case_verdicts import Status
     from smpref.spec.requirements import requirement_text
 
     cases = runner.select(list(include), list(exclude))
@@ -278,13 +281,14 @@ def conform(address: str | None,  # noqa: PLR0917 - click passes options
     table = Table(title=f"smpref conform {report.address}", show_lines=False)
     for column in ("case", "needs", "requirements", "verdict", "detail"):
         table.add_column(column, overflow="fold")
-    colours = {"pass": "green", "fail": "red", "skip": "yellow", "info": "cyan"}
+    colours = {Status.PASS: "green", Status.FAIL: "red", Status.SKIP: "yellow",
+               Status.INFO: "cyan"}
     for result in report.results:
         table.add_row(result.case.id, result.case.needs, " ".join(result.case.requirements),
-                      f"[{colours[result.status]}]{result.status}[/]", result.message)
+                      f"[{colours[result.status]}]{result.status.value}[/]", result.message)
     out.print(table)
     for result in report.results:
-        if result.status == "fail":
+        if result.status is Status.FAIL:
             out.print(f"[red]FAIL[/] {result.case.id}: {result.message}", highlight=False)
             for requirement in result.case.requirements:
                 out.print(f"    {requirement}: {requirement_text(requirement)}",

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from smpref.client.connection import SmpClient, at_version, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, LinkKeys, OwnedQueue, Reply, make_link_blob
-from smpref.errors import ClientError, CryptoError, Fail, Skip
+from smpref.conform.case_verdicts import Fail, Skip
+from smpref.errors import ClientError, CryptoError
 from smpref.wire.blocks import pad
 from smpref.wire.messages import (
     ACK,

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from smpref import __version__
 from smpref.client.connection import SmpClient
+from smpref.conform.case_verdicts import CaseVerdict, Status
 from smpref.conform.cases import CASES, Case
 from smpref.conform.context import Context
-from smpref.errors import CaseVerdict, ClientError, ConnectError
+from smpref.errors import ClientError, ConnectError
 from smpref.model.config import ServerConfig
 from smpref.spec.requirements import requirement_text
 from smpref.text.addresses import parse_server_address
@@ -33,23 +34,20 @@ from smpref.text.addresses import parse_server_address
 if TYPE_CHECKING:
     from smpref.serve.listener import SmpServer
 
-STATUSES = ("pass", "fail", "skip", "info")
-
-
 @dataclass
 class Result:
     case: Case
-    status: str
+    status: Status
     message: str
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
-            "id": self.case.id, "title": self.case.title, "status": self.status,
+            "id": self.case.id, "title": self.case.title, "status": self.status.value,
             "needs": self.case.needs, "requirements": list(self.case.requirements),
             "message": self.message, "seconds": round(self.seconds, 4),
         }
-        if self.status == "fail":
+        if self.status is Status.FAIL:
             entry["requirementTexts"] = {r: requirement_text(r) for r in self.case.requirements}
         return entry
 
@@ -65,11 +63,12 @@ class Report:
     seconds: float = 0.0
 
     def counts(self) -> dict[str, int]:
-        return {s: sum(1 for r in self.results if r.status == s) for s in STATUSES}
+        """How many cases came to each status, by its name (every status, 0 included)."""
+        return {s.value: sum(1 for r in self.results if r.status is s) for s in Status}
 
     @property
     def failed(self) -> bool:
-        return any(r.status == "fail" for r in self.results)
+        return any(r.status is Status.FAIL for r in self.results)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,7 +109,7 @@ async def probe(address: str, timeout: float, version: int | None = None) -> Smp
 
 async def run_case(case: Case, ctx: Context, case_timeout: float) -> Result:
     started = time.perf_counter()
-    status, message = "pass", ""
+    status, message = Status.PASS, ""
     try:
         if case.needs == "seed" and not ctx.extended:
             ctx.require_extensions("this case")
@@ -124,11 +123,11 @@ async def run_case(case: Case, ctx: Context, case_timeout: float) -> Result:
     except CaseVerdict as verdict:
         status, message = verdict.status, verdict.message
     except ClientError as exc:
-        status, message = "fail", f"connection: {exc}"
+        status, message = Status.FAIL, f"connection: {exc}"
     except TimeoutError:
-        status, message = "fail", f"the case did not finish within {case_timeout} s"
+        status, message = Status.FAIL, f"the case did not finish within {case_timeout} s"
     except Exception as exc:
-        status, message = "fail", f"{type(exc).__name__}: {exc}"
+        status, message = Status.FAIL, f"{type(exc).__name__}: {exc}"
     finally:
         await ctx.end_case()
     return Result(case, status, message, time.perf_counter() - started)
@@ -220,7 +219,7 @@ async def run_against(address: str, embedded: SmpServer | None, cases: list[Case
         report.results.append(result)
         if progress:
             progress(result, index + 1, len(cases))
-        if stop_on_fail and result.status == "fail":
+        if stop_on_fail and result.status is Status.FAIL:
             break
     return report
 
@@ -251,13 +250,13 @@ def junit_xml(report: Report) -> bytes:
         testcase = ET.SubElement(suite, "testcase", {
             "classname": f"conform.{group}", "name": result.case.id,
             "time": f"{result.seconds:.3f}"})
-        if result.status == "fail":
+        if result.status is Status.FAIL:
             texts = "\n".join(f"{r}: {requirement_text(r)}" for r in result.case.requirements)
             failure = ET.SubElement(testcase, "failure", {"message": result.message})
             failure.text = texts
-        elif result.status == "skip":
+        elif result.status is Status.SKIP:
             ET.SubElement(testcase, "skipped", {"message": result.message})
-        elif result.status == "info":
+        elif result.status is Status.INFO:
             ET.SubElement(testcase, "system-out").text = f"info: {result.message}"
     suites = ET.Element("testsuites")
     suites.append(suite)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from smpref.client.connection import SmpClient
 from smpref.client.core import AuthKeyPair, Reply, make_link_blob
+from smpref.conform.case_verdicts import Skip
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseFunction, CaseGroup
-from smpref.errors import Skip
 from smpref.notation import load
 from smpref.wire.messages import (
     ACK,

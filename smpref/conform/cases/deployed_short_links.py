@@ -23,11 +23,12 @@ from dataclasses import dataclass
 
 from smpref.client.connection import SmpClient
 from smpref.client.core import AuthKeyPair, Reply
+from smpref.conform.case_verdicts import Fail, Skip
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
 from smpref.crypto import deployed_links as links
 from smpref.crypto.primitives import ed25519_public, sha3_384
-from smpref.errors import CryptoError, Fail, Skip
+from smpref.errors import CryptoError
 from smpref.wire.messages import (
     DEL,
     IDS,

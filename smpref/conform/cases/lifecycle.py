@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
-from smpref.errors import Fail
 from smpref.wire.messages import (
     COUNT,
     DEL,

@@ -3,10 +3,10 @@ queues/quota_and_size.py)."""
 
 from __future__ import annotations
 
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
 from smpref.crypto.randomness import Random
-from smpref.errors import Fail
 from smpref.wire.messages import (
     LinkBlob,
     LinkPart,

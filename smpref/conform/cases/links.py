@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from smpref.client.connection import SmpClient
 from smpref.client.core import AuthKeyPair, make_link_blob, read_link_blob
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
-from smpref.errors import Fail
 from smpref.wire.messages import (
     LGET,
     LINK,

@@ -6,9 +6,9 @@ import asyncio
 
 from smpref.client.connection import SmpClient
 from smpref.client.core import Reply
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
-from smpref.errors import Fail
 from smpref.wire.blocks import encode_batch
 from smpref.wire.buffer import Writer
 from smpref.wire.messages import (

@@ -14,9 +14,10 @@ import asyncio
 
 from smpref.client.connection import SmpClient, at_version, open_deployed_message
 from smpref.client.core import AuthKeyPair, Reply
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
-from smpref.errors import ClientError, CryptoError, Fail
+from smpref.errors import ClientError, CryptoError
 from smpref.wire.messages import ACK, COUNT, DEL, GET, IDS, KEY, MSG, OFF, SUB
 from smpref.wire.structs import Command
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
-from smpref.errors import Fail
 from smpref.text.addresses import parse_server_address
 from smpref.transport.streams import BlockStream
 from smpref.transport.tls import client_context

@@ -32,10 +32,11 @@ from dataclasses import dataclass, replace
 
 from smpref.client.connection import SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, Reply, deployed_new
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
 from smpref.crypto.primitives import box_key, secretbox_open
-from smpref.errors import ClientError, CryptoError, Fail, WireError
+from smpref.errors import ClientError, CryptoError, WireError
 from smpref.wire.blocks import unpad
 from smpref.wire.buffer import Writer
 from smpref.wire.keys import PublicKey

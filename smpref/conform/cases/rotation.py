@@ -3,9 +3,10 @@ sender refused once the queue is deleted (ROT-3, ROT-4, spec/rotation.md)."""
 
 from __future__ import annotations
 
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
-from smpref.errors import CryptoError, Fail
+from smpref.errors import CryptoError
 from smpref.wire.messages import ACK, COUNT, DEL, GET, MSG, OFF
 
 group = CaseGroup("rotation")

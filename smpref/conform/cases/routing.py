@@ -23,6 +23,7 @@ from smpref.client.proxied import (
     relay_server,
     rfwd_for,
 )
+from smpref.conform.case_verdicts import Fail, Skip
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
 from smpref.crypto import deployed_links as links
@@ -33,7 +34,7 @@ from smpref.crypto.forwarding import (
     seal_forwarded,
 )
 from smpref.crypto.primitives import box_key, cb_nonce, ed25519_public, secretbox, x25519_public
-from smpref.errors import ClientError, CryptoError, Fail, Skip
+from smpref.errors import ClientError, CryptoError
 from smpref.text.addresses import parse_server_address
 from smpref.wire.blocks import encode_batch, pad
 from smpref.wire.keys import KeyAlgorithm, PublicKey

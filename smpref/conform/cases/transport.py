@@ -24,6 +24,7 @@ from nacl.public import PublicKey as BoxPublicKey
 
 from smpref.client.connection import SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply, deployed_new
+from smpref.conform.case_verdicts import Fail, Skip
 from smpref.conform.context import Context, Queue, wait_closed
 from smpref.conform.registry import CaseGroup
 from smpref.errors import (
@@ -31,9 +32,7 @@ from smpref.errors import (
     ClientError,
     ConnectionClosedError,
     CryptoError,
-    Fail,
     HandshakeFailedError,
-    Skip,
     WireError,
 )
 from smpref.text.addresses import parse_server_address

@@ -11,10 +11,10 @@ from __future__ import annotations
 from smpref.client.connection import SmpClient
 from smpref.client.core import DhKeyPair
 from smpref.client.proxied import relay_server
+from smpref.conform.case_verdicts import Fail, Skip
 from smpref.conform.cases.queues.exchanges import SERVICES, delete_queues, signed
 from smpref.conform.context import Context
 from smpref.conform.registry import CaseGroup
-from smpref.errors import Fail, Skip
 from smpref.text.addresses import parse_server_address
 from smpref.wire.messages import (
     GET,

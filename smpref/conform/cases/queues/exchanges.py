@@ -10,8 +10,9 @@ import asyncio
 
 from smpref.client.connection import SmpClient, open_deployed_message
 from smpref.client.core import AuthKeyPair, Reply
+from smpref.conform.case_verdicts import Fail
 from smpref.conform.context import Context, Queue
-from smpref.errors import CryptoError, Fail
+from smpref.errors import CryptoError
 from smpref.wire.messages import ACK, DEL, GET, MSG, RecordKind
 
 #: a MSG body is sealed after padding to 16106 bytes (Protocol.hs:310-313, DEP-7, QENC-7);

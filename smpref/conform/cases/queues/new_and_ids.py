@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from smpref.client.connection import SmpClient
 from smpref.client.core import AuthKeyPair, DhKeyPair, Reply, deployed_new
+from smpref.conform.case_verdicts import Fail, Info, Skip
 from smpref.conform.cases.queues.exchanges import (
     NOTIFIER_CREDENTIALS,
     SENDER_SECURES,
@@ -25,7 +26,6 @@ from smpref.conform.cases.queues.exchanges import (
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
 from smpref.crypto.primitives import sha3_384
-from smpref.errors import Fail, Info, Skip
 from smpref.wire.keys import KeyAlgorithm, PublicKey
 from smpref.wire.messages import (
     GET,

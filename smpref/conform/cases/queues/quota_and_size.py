@@ -8,6 +8,7 @@ simplexmq's source, cited as ``File.hs:line``; nothing is learned from smpref's 
 from __future__ import annotations
 
 from smpref.client.connection import SmpClient
+from smpref.conform.case_verdicts import Fail, Info
 from smpref.conform.cases.queues.exchanges import (
     delete_queues,
     drain,
@@ -17,7 +18,6 @@ from smpref.conform.cases.queues.exchanges import (
 )
 from smpref.conform.context import Context, Queue
 from smpref.conform.registry import CaseGroup
-from smpref.errors import Fail, Info
 from smpref.wire.messages import GET, OFF, SEND, MsgFlags
 
 group = CaseGroup("queues")
