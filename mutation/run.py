@@ -238,7 +238,11 @@ TARGETS = (
            MACHINES_AND_RULES),
     Target("ratchet", ("smpref/crypto/ratchet.py",),
            ("tests/test_ratchet.py", "tests/test_model_machine.py")),
-    Target("store journal", ("smpref/store/journal.py", "smpref/store/blob_accounting.py"),
+    # the journal store's modules: the store and the classes it is made of (smpref.store.journal)
+    Target("store journal", ("smpref/store/journal.py", "smpref/store/open_queues.py",
+                             "smpref/store/journal_upkeep.py", "smpref/store/queue_opening.py",
+                             "smpref/store/journal_lookups.py", "smpref/store/journal_commit.py",
+                             "smpref/store/journal_layout.py", "smpref/store/blob_accounting.py"),
            ("tests/test_blob_accounting.py", "tests/test_store_journal_upkeep.py",
             "tests/test_store_journal.py", "tests/test_store_faults.py",
             "tests/test_store_machine.py")),

@@ -73,20 +73,20 @@ DEVIATIONS: list[Deviation] = [
     # --- DIV-31: no timestamped backups of queue_state.log --------------------------------------
     plant("DIV-31", "compacting queue_state.log keeps timestamped backups, as deployed's state "
           "file",
-          "smpref/store/journal.py",
+          "smpref/store/journal_commit.py",
           "        if entry.state_lines > self.compact_lines[1]:\n"
           "            self._compact(entry.folder, STATE, encode_line(state_fields(state)), 0)\n",
           "        if entry.state_lines > self.compact_lines[1]:\n"
           "            self._compact(entry.folder, STATE, encode_line(state_fields(state)),\n"
           "                          REC_BACKUPS)\n"),
     plant("DIV-31", "compacting queue_rec.log keeps no timestamped backup either",
-          "smpref/store/journal.py",
+          "smpref/store/journal_layout.py",
           "REC_BACKUPS = 3\n",
           "REC_BACKUPS = 0\n"),
 
     # --- DIV-32: one level of shards ------------------------------------------------------------
     plant("DIV-32", "a queue folder is sharded four levels deep, as deployed's journal folder",
-          "smpref/store/journal.py",
+          "smpref/store/journal_layout.py",
           "    return f\"{QUEUES}/{name[:2]}/{name}\"\n",
           "    return f\"{QUEUES}/{name[:2]}/{name[2:4]}/{name[4:6]}/{name[6:8]}/{name[8:]}\"\n"),
 

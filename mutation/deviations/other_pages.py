@@ -245,7 +245,7 @@ DEVIATIONS: list[Deviation] = [
           '            self._finish("the first message arrived in the new queue")  # ROT-14\n',
           "            pass\n"),
     plant("storage.md STORE-1 (§5.3)", "two levels of shards, as deployed's first two",
-          "smpref/store/journal.py",
+          "smpref/store/journal_layout.py",
           '    return f"{QUEUES}/{name[:2]}/{name}"\n',
           '    return f"{QUEUES}/{name[:2]}/{name[2:4]}/{name}"\n'),
 

@@ -7,6 +7,12 @@ from __future__ import annotations
 from fidelity import Deviation, plant
 
 _JOURNAL = "smpref/store/journal.py"
+# the modules JournalStore is split into (smpref/store/journal.py says which holds what)
+_OPEN_QUEUES = "smpref/store/open_queues.py"
+_OPENING = "smpref/store/queue_opening.py"
+_LOOKUPS = "smpref/store/journal_lookups.py"
+_COMMIT = "smpref/store/journal_commit.py"
+_LAYOUT = "smpref/store/journal_layout.py"
 _BLOBS = "smpref/store/blob_accounting.py"
 _FILES = "smpref/store/filesystem.py"
 _AGENT = "smpref/agent/agent.py"
@@ -18,11 +24,11 @@ DEVIATIONS: list[Deviation] = [
     # STORE-2: the line in force is the last valid one whose ver the state commits
     plant("STORE-2", "the line in force is the last valid queue_rec.log line at or above the "
           "committed ver, so an uncommitted newer line wins",
-          _JOURNAL,
+          _OPENING,
           "                       if ln.value.version == state.rec), None)\n",
           "                       if ln.value.version >= state.rec), None)\n"),
     plant("STORE-2", "a journal is named by 16 random bytes, not 12",
-          _JOURNAL,
+          _COMMIT,
           "        journal = b64(secrets.token_bytes(12))\n",
           "        journal = b64(secrets.token_bytes(16))\n"),
     # STORE-3 and QENC-3: stored message bytes are ratchet records, never the plaintext
@@ -39,30 +45,30 @@ DEVIATIONS: list[Deviation] = [
           "    if queue.dialect is Dialect.DEPLOYED and not notification:  # (DEP-7)\n"),
     # STORE-4: the blob's two-step overwrite and its recovery
     plant("STORE-4", "reading a queue does not first rename blob.data.bak back to blob.data",
-          _JOURNAL,
+          _OPENING,
           "        if self.fs.exists(f\"{folder}/{BLOB_BAK}\"):\n"
           "            self.fs.rename(f\"{folder}/{BLOB_BAK}\", f\"{folder}/{BLOB}\")\n",
           "        if self.fs.exists(f\"{folder}/{BLOB_BAK}\") and self.read_only:\n"
           "            self.fs.rename(f\"{folder}/{BLOB_BAK}\", f\"{folder}/{BLOB}\")\n"),
     plant("STORE-4", "two timestamped blob copies are kept, not only the newest",
-          _JOURNAL, "BLOB_BACKUPS = 1\n", "BLOB_BACKUPS = 2\n"),
+          _LAYOUT, "BLOB_BACKUPS = 1\n", "BLOB_BACKUPS = 2\n"),
     plant("STORE-4", "recovery renames the newest blob copy to blob.data without checking "
-          "its digest", _JOURNAL,
+          "its digest", _OPENING,
           "                if copy is not None and hashlib.sha256(copy).digest() == "
           "meta.digest:\n",
           "                if copy is not None:\n"),
     # STORE-5: reference files
     plant("STORE-5 STORE-11", "a reference whose line is not a base64url ID finds nothing "
           "instead of being corrupt",
-          _JOURNAL,
+          _LOOKUPS,
           "            raise StoreCorruptError(path, f\"not a recipient ID: {exc}\", line=1) "
           "from None\n",
           "            return None\n"),
     plant("STORE-5 STORE-13", "the references of removed IDs are left behind after the "
-          "commit", _JOURNAL,
+          "commit", _COMMIT,
           "        for role, entity_id in gone_refs.items():\n",
           "        for role, entity_id in {}.items():\n"),
-    plant("STORE-5", "a reference file ends in CRLF", _JOURNAL,
+    plant("STORE-5", "a reference file ends in CRLF", _COMMIT,
           "        self.fs.write_new(f\"{folder}/{REF_NAMES[role]}\", b64(rid).encode() + "
           "b\"\\n\")\n",
           "        self.fs.write_new(f\"{folder}/{REF_NAMES[role]}\", b64(rid).encode() + "
@@ -70,7 +76,7 @@ DEVIATIONS: list[Deviation] = [
     # STORE-6: deletion removes the folders of the queue's other IDs
     plant("STORE-6", "deleting a queue removes the sender's reference folder only, not the "
           "notifier's or the link's",
-          _JOURNAL,
+          _COMMIT,
           "        for role, entity_id in _stored_ids(entry.stored).items():\n"
           "            if role is not Role.RECIPIENT:\n",
           "        for role, entity_id in _stored_ids(entry.stored).items():\n"
@@ -123,10 +129,10 @@ DEVIATIONS: list[Deviation] = [
     # STORE-9: a torn tail is ignored and compacted away
     plant("STORE-9 STORE-14", "opening compacts a log with more than one line, but not one whose only "
           "defect is a torn tail, so the next line is appended after the torn one",
-          _JOURNAL,
+          _OPENING,
           "        if rec_log.line_count > 1 or rec_log.torn:\n",
           "        if rec_log.line_count > 1:\n",
-          (_JOURNAL,
+          (_OPENING,
            "        if state_log.line_count > 1 or state_log.torn:\n",
            "        if state_log.line_count > 1:\n")),
     plant("STORE-9", "a torn last line is read as a corrupt line, so opening fails",
@@ -149,46 +155,46 @@ DEVIATIONS: list[Deviation] = [
           "        return None\n"),
     plant("STORE-11", "a corrupt line in the live journal is not named; the store only "
           "notices that the line count is short",
-          _JOURNAL,
+          _OPENING,
           "        if contents.corrupt or contents.torn:\n",
           "        if contents.torn:\n"),
     plant("STORE-11", "a blob.data that does not decode raises the wire error, not a store "
-          "error naming the file", _JOURNAL,
+          "error naming the file", _OPENING,
           "        try:\n            blob = decode_struct(LinkBlob, data)\n"
           "        except WireError as exc:\n"
           "            raise StoreCorruptError(f\"{folder}/{BLOB}\", f\"not a LinkBlob: {exc}\") "
           "from None\n",
           "        blob = decode_struct(LinkBlob, data)\n"),
     plant("STORE-11", "a journal that jnl names but that is missing is read as empty",
-          _JOURNAL,
+          _OPENING,
           "        if data is None:\n"
           "            raise StoreCorruptError(path, f\"missing; {STATE} commits "
           "{state.write_lines} lines\")\n",
           "        if data is None:\n            return [], []\n"),
     plant("STORE-11", "when no valid queue_rec.log line has the committed ver, the last valid "
-          "line is used", _JOURNAL,
+          "line is used", _OPENING,
           "        if stored is None:\n            reason = (",
           "        if stored is None and rec_log.valid:\n"
           "            stored = rec_log.valid[-1].value\n"
           "        if stored is None:\n            reason = ("),
     plant("STORE-11", "the error for a missing committed record line names neither the "
-          "damaged line nor the state line", _JOURNAL,
+          "damaged line nor the state line", _OPENING,
           "            reason = (f\"no valid line with ver={state.rec}, which {STATE} line \"\n"
           "                      f\"{state_log.valid[-1].number} commits\")\n",
           "            reason = f\"no valid line with ver={state.rec}\"\n",
-          (_JOURNAL,
+          (_OPENING,
            "                raise StoreCorruptError(rec_path, f\"{why} ({reason})\", line=number)\n",
            "                raise StoreCorruptError(rec_path, f\"{why} ({reason})\")\n")),
     plant("STORE-11", "a folder holding another queue's files is read as that queue",
-          _JOURNAL,
+          _OPENING,
           "        if stored.recipient_id != rid:\n",
           "        if stored.recipient_id != rid and False:\n"),
     plant("STORE-11", "corrupt lines before the line in force are skipped without a warning",
-          _JOURNAL,
+          _OPENING,
           "        for number, reason in rec_log.corrupt + state_log.corrupt:\n",
           "        for number, reason in ():\n"),
     plant("STORE-11", "a journal whose live lines are fewer or more than the state counts is "
-          "read as it is", _JOURNAL,
+          "read as it is", _OPENING,
           "        if contents.line_count != state.write_lines - state.read_lines:\n",
           "        if contents.line_count != state.write_lines - state.read_lines and False:\n"),
     plant("STORE-11 STORE-12", "a store failure inside a command is answered ERR AUTH, as if "
@@ -198,25 +204,25 @@ DEVIATIONS: list[Deviation] = [
           "            return [self._error(session_id, tx.corr_id, tx.entity_id, ErrorCode.AUTH)]\n\n"),
     # STORE-12: a failed write fails the command and forgets the change
     plant("STORE-12", "a queue whose commit failed is not forgotten: its uncommitted change "
-          "stays in memory", _JOURNAL,
+          "stays in memory", _COMMIT,
           "                failed[entry.rid] = outcome\n"
           "                self._discard_uncommitted(entry)\n",
           "                failed[entry.rid] = outcome\n"),
     plant("STORE-12 STORE-19", "a queue whose commit failed does not count the blob change "
-          "it made before failing", _JOURNAL,
+          "it made before failing", _COMMIT,
           "            self._blobs.commit(entry.blob_change)\n",
           "            self._blobs.commit(entry.blob_change if outcome is None else 0)\n"),
     plant("STORE-12", "forgetting one transmission's changes forgets every uncommitted queue",
-          _JOURNAL,
+          _COMMIT,
           "        for rid in sorted(rids):\n", "        for rid in sorted(self._dirty):\n"),
     plant("STORE-12 STORE-19", "a forgotten change's blob size stays in the running total",
-          _JOURNAL,
+          _COMMIT,
           "        self._blobs.change(entry.rid, current, committed)\n",
           "        total = self._blobs.current\n"
           "        self._blobs.change(entry.rid, current, committed)\n"
           "        self._blobs._current = total\n"),
     plant("STORE-12 STORE-19", "a forgotten change's blob size stays in a recount in progress",
-          _JOURNAL,
+          _COMMIT,
           "        self._blobs.change(entry.rid, current, committed)\n",
           "        recounted = self._blobs._recounted\n"
           "        self._blobs.change(entry.rid, current, committed)\n"
@@ -242,9 +248,11 @@ DEVIATIONS: list[Deviation] = [
           "            try:\n"
           "                self._write_usage(clean=False, rewrite=True)\n"
           "            except StoreError as exc:\n"
-          "                self._report(f\"usage.log was not rewritten: {exc}\")\n\n"),
+          "                self._report(f\"usage.log was not rewritten: {exc}\")\n\n",
+          (_JOURNAL, "from smpref.errors import LineError, NotAStoreError\n",
+           "from smpref.errors import LineError, NotAStoreError, StoreError\n")),
     plant("STORE-12 STORE-19 QUEUE-9", "a queue's blob change counts in the committed total before its "
-          "commit point, so a change that fails is counted", _JOURNAL,
+          "commit point, so a change that fails is counted", _COMMIT,
           "        queue = entry.current\n        assert queue is not None\n"
           "        old_ids = _stored_ids(entry.stored)",
           "        queue = entry.current\n        assert queue is not None\n"
@@ -253,80 +261,80 @@ DEVIATIONS: list[Deviation] = [
           "        old_ids = _stored_ids(entry.stored)"),
     # STORE-13: the commit's order, the journal switch, recovery at opening
     plant("STORE-13", "a journal switches only once more than 64 lines are consumed",
-          _JOURNAL,
+          _COMMIT,
           "        if head_only and base.journal is not None and read_lines < "
           "self.journal_switch_lines:\n",
           "        if head_only and base.journal is not None and read_lines <= "
           "self.journal_switch_lines:\n"),
     plant("STORE-13", "a queue emptied of records keeps its journal (rd = wr) instead of "
-          "committing none", _JOURNAL,
+          "committing none", _COMMIT,
           "        if not current:\n"
           "            return replace(base, journal=None,",
           "        if not current and not committed:\n"
           "            return replace(base, journal=None,"),
     plant("STORE-13", "opening does not cut off journal bytes past the committed size",
-          _JOURNAL,
+          _OPENING,
           "        if len(data) > state.write_bytes:\n"
           "            self.fs.truncate(path, state.write_bytes)\n",
           "        if len(data) > state.write_bytes and self.read_only:\n"
           "            self.fs.truncate(path, state.write_bytes)\n"),
     plant("STORE-13", "the live records are read from the start of the journal, consumed "
-          "lines included", _JOURNAL,
+          "lines included", _OPENING,
           "        contents = read_log(data[state.read_bytes:state.write_bytes], "
           "message_from_fields)\n",
           "        contents = read_log(data[:state.write_bytes], message_from_fields)\n"),
     plant("STORE-13", "opening removes other journals only when the state names none",
-          _JOURNAL,
+          _OPENING,
           "            if name.startswith(\"messages.\") and name != "
           "_journal_name(state.journal):\n",
           "            if name.startswith(\"messages.\") and state.journal is None:\n"),
     plant("STORE-13", "the switch looks at the lines consumed before this commit",
-          _JOURNAL,
+          _COMMIT,
           "        if head_only and base.journal is not None and read_lines < "
           "self.journal_switch_lines:\n",
           "        if head_only and base.journal is not None and base.read_lines < "
           "self.journal_switch_lines:\n"),
     plant("STORE-13", "a journal switches at 32 consumed lines by default",
-          _JOURNAL, "JOURNAL_SWITCH_LINES = 64\n", "JOURNAL_SWITCH_LINES = 32\n"),
+          _LAYOUT, "JOURNAL_SWITCH_LINES = 64\n", "JOURNAL_SWITCH_LINES = 32\n"),
     # STORE-14: compaction and its recovery
     plant("STORE-14", "opening does not rename a .bak left by a cut-short compaction back to "
-          "its log", _JOURNAL,
+          "its log", _OPENING,
           "                else:\n"
           "                    self.fs.rename(path + \".bak\", path)\n",
           "                else:\n"
           "                    pass\n"),
     plant("STORE-14", "two queue_rec.log backups are kept, not three",
-          _JOURNAL, "REC_BACKUPS = 3\n", "REC_BACKUPS = 2\n"),
+          _LAYOUT, "REC_BACKUPS = 3\n", "REC_BACKUPS = 2\n"),
     plant("STORE-14", "an open queue's queue_rec.log is compacted when it reaches 16 lines, "
-          "not when it passes them", _JOURNAL,
+          "not when it passes them", _COMMIT,
           "        if entry.rec_lines > self.compact_lines[0]:\n",
           "        if entry.rec_lines >= self.compact_lines[0]:\n"),
-    plant("STORE-14", "opening does not compact queue_state.log", _JOURNAL,
+    plant("STORE-14", "opening does not compact queue_state.log", _OPENING,
           "        if state_log.line_count > 1 or state_log.torn:\n"
           "            self._compact(folder, STATE, encode_line(state_fields(state)), 0)\n"
           "            entry.state_lines = 1\n",
           ""),
     plant("STORE-14", "compacting queue_state.log keeps timestamped backups, as "
-          "queue_rec.log's", _JOURNAL,
+          "queue_rec.log's", _COMMIT,
           "            self._compact(entry.folder, STATE, encode_line(state_fields(state)), 0)\n",
           "            self._compact(entry.folder, STATE, encode_line(state_fields(state)), "
           "REC_BACKUPS)\n"),
     plant("STORE-14", "opening compacts queue_rec.log even when it is one clean line",
-          _JOURNAL,
+          _OPENING,
           "        if rec_log.line_count > 1 or rec_log.torn:\n",
           "        if rec_log.line_count >= 1 or rec_log.torn:\n"),
     plant("STORE-14", "an opened queue counts its queue_state.log lines from zero",
-          _JOURNAL,
+          _OPENING,
           "                       rec_lines=rec_log.line_count, state_lines=state_log.line_count)\n",
           "                       rec_lines=rec_log.line_count, state_lines=0)\n"),
     plant("STORE-14", "queue_rec.log is compacted past 32 lines by default",
-          _JOURNAL, "REC_COMPACT_LINES = 16\n", "REC_COMPACT_LINES = 32\n"),
+          _LAYOUT, "REC_COMPACT_LINES = 16\n", "REC_COMPACT_LINES = 32\n"),
     plant("STORE-14", "a read-only store reads a log whose compaction was cut short from the "
-          "new log, not from the .bak", _JOURNAL,
+          "new log, not from the .bak", _OPENING,
           "                    source[name] = path + \".bak\"\n", "                    pass\n"),
     # STORE-15: leftovers
     plant("STORE-15", "a torn reference counts as live and is never removed",
-          _JOURNAL,
+          _LOOKUPS,
           "        if rid is None:\n"
           "            return False\n"
           "        folder = folder_of(rid)\n",
@@ -334,53 +342,53 @@ DEVIATIONS: list[Deviation] = [
           "            return True\n"
           "        folder = folder_of(rid)\n"),
     plant("STORE-15", "a folder with files but no queue_state.log and no reference is kept",
-          _JOURNAL,
+          _LOOKUPS,
           "        if refs and all(self._ref_is_live(rid, n) for n in refs):\n",
           "        if not refs or all(self._ref_is_live(rid, n) for n in refs):\n"),
-    plant("STORE-15", "a corrupt reference is removed as a leftover", _JOURNAL,
+    plant("STORE-15", "a corrupt reference is removed as a leftover", _LOOKUPS,
           "            return True  # corrupt: keep the evidence\n",
           "            return False  # corrupt: keep the evidence\n"),
     # STORE-16: the LRU
     plant("STORE-16", "the LRU closes a queue when its count reaches the bound, not only "
-          "past it", _JOURNAL,
+          "past it", _OPEN_QUEUES,
           "            over = count > self.open_limit or cached > self.cache_bytes\n",
           "            over = count >= self.open_limit or cached > self.cache_bytes\n"),
     plant("STORE-16", "the LRU closes queues with uncommitted changes too",
-          _JOURNAL,
+          _OPEN_QUEUES,
           "            if entry.rid in self._dirty or (entry is newest and not idle):\n",
           "            if entry is newest and not idle:\n"),
-    plant("STORE-16", "a queue unused for exactly the idle time is closed", _JOURNAL,
+    plant("STORE-16", "a queue unused for exactly the idle time is closed", _OPEN_QUEUES,
           "            idle = entry.last_used < idle_before\n",
           "            idle = entry.last_used <= idle_before\n"),
     plant("STORE-16", "an open queue counts 1000 bytes plus its blob and records, not 1 KiB",
-          _JOURNAL,
+          _OPEN_QUEUES,
           "        return 1024 + blob + sum(len(r.data) for r in self.records)\n",
           "        return 1000 + blob + sum(len(r.data) for r in self.records)\n"),
     plant("STORE-16", "an idle queue closes after one hour by default", _JOURNAL,
           "idle_seconds: int = 4 * 3600,", "idle_seconds: int = 3600,"),
     plant("STORE-16", "the queue just used is closed too when the LRU is over its bound",
-          _JOURNAL,
+          _OPEN_QUEUES,
           "            if entry.rid in self._dirty or (entry is newest and not idle):\n",
           "            if entry.rid in self._dirty:\n"),
     plant("STORE-16", "the LRU's count bound is not applied (only its byte bound)",
-          _JOURNAL,
+          _OPEN_QUEUES,
           "            over = count > self.open_limit or cached > self.cache_bytes\n",
           "            over = cached > self.cache_bytes\n"),
     # STORE-17: the walk's order
     plant("STORE-17", "shards and folders are walked in ASCII order, not base64url alphabet "
-          "order", _JOURNAL,
+          "order", _LOOKUPS,
           "        shards = sorted(self.fs.listdir(QUEUES), key=_name_key)\n",
           "        shards = sorted(self.fs.listdir(QUEUES))\n",
-          (_JOURNAL,
+          (_LOOKUPS,
            "            for name in sorted(self.fs.listdir(f\"{QUEUES}/{shard}\"), "
            "key=_name_key):\n",
            "            for name in sorted(self.fs.listdir(f\"{QUEUES}/{shard}\")):\n")),
     plant("STORE-17", "a walk resumes in the shard after the one it stopped in",
-          _JOURNAL,
+          _LOOKUPS,
           "            if _name_key(shard) < _name_key(start):\n",
           "            if _name_key(shard) <= _name_key(start):\n"),
     plant("STORE-17", "the walk returns the IDs of live reference folders as well as "
-          "recipient IDs", _JOURNAL,
+          "recipient IDs", _LOOKUPS,
           "                if self._queue_or_remove_leftover(rid):\n",
           "                if self._queue_or_remove_leftover(rid) or "
           "self.fs.listdir(folder_of(rid)):\n"),
@@ -394,7 +402,7 @@ DEVIATIONS: list[Deviation] = [
           "                return True\n"
           "        return True\n"),
     plant("STORE-18", "the journal store finds a queue by an ID it holds in another role",
-          _JOURNAL,
+          _LOOKUPS,
           "        if queue.current.ids().get(role) != entity_id:\n",
           "        if entity_id not in queue.current.ids().values():\n"),
     plant("STORE-18", "put does not drop the index entries of IDs the queue gave up, so "
@@ -462,9 +470,10 @@ DEVIATIONS: list[Deviation] = [
           "            if not self.root.is_dir() and not read_only:\n"
           "                self.fs.makedirs(\"\")\n",
           "            if not self.root.is_dir():\n"
-          "                os.makedirs(self.root)\n"),
+          "                os.makedirs(self.root)\n",
+          (_JOURNAL, "import time\n", "import os\nimport time\n")),
     plant("STORE-21", "a read-only store finishes a cut-short queue_rec.log compaction "
-          "instead of reading the .bak where it is", _JOURNAL,
+          "instead of reading the .bak where it is", _OPENING,
           "                if self.read_only:  # read the whole log where it is; leave the repair\n",
           "                if self.read_only and name == STATE:  # read the whole log where it is\n"),
     # --- rotation (spec/rotation.md) --------------------------------------------------------

@@ -143,7 +143,7 @@ DEVIATIONS: list[Deviation] = [
           '                    out.append(self.end(sid, entity, "MSG-8"))\n',
           '                    pass\n'),
     plant("MSG-8", "a deleted queue's folder, its records and blob, stays on disk: only its "
-          "state file goes", "smpref/store/journal.py",
+          "state file goes", "smpref/store/journal_commit.py",
           "        self.fs.rmtree(entry.folder)\n",
           ""),
     plant("MSG-9", "the client passes a re-delivered record to its mirror again",
@@ -151,7 +151,7 @@ DEVIATIONS: list[Deviation] = [
           "        if msg.msg_id in self.opened:\n",
           "        if False:\n"),
     plant("MSG-9", "a queue read back from its journal skips its first record",
-          "smpref/store/journal.py",
+          "smpref/store/queue_opening.py",
           "        return ([ln.value for ln in contents.valid],\n"
           "                [ln.end - ln.start for ln in contents.valid])\n",
           "        return ([ln.value for ln in contents.valid][1:],\n"
@@ -367,7 +367,7 @@ DEVIATIONS: list[Deviation] = [
           'see DIV-5"\n',
           '  queueRequest: QueueRequest "connMode and queueLink"\n'),
     plant("DIV-31", "compacting queue_state.log when a queue opens keeps timestamped backups",
-          "smpref/store/journal.py",
+          "smpref/store/queue_opening.py",
           "            self._compact(folder, STATE, encode_line(state_fields(state)), 0)\n",
           "            self._compact(folder, STATE, encode_line(state_fields(state)), REC_BACKUPS)\n"),
     plant("DIV-33", "the seed-as-written profile also sends QHELLO outside the numbering: "
