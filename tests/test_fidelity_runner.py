@@ -75,3 +75,37 @@ def test_a_caught_deviation_is_killed_a_missed_one_survives_a_broken_one_is_an_e
     outcome = fidelity.judge(broken, row, 300.0)
     assert (outcome.status, outcome.ran) == ("error", [])
     assert "no longer compiles" in outcome.failure
+
+
+def test_a_conformance_case_that_fails_at_a_version_kills(fidelity: ModuleType,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """The conformance judge reads each result's status: a case failing at the second
+    version it tries is a kill (1), and one passing at every version is not (0)."""
+    from smpref.conform import runner
+    from smpref.conform.case_verdicts import Status
+
+    case = runner.select(["life.skey"])[0]
+    tried: list[int] = []
+
+    def at(fail_at: int | None) -> object:
+        async def run_embedded(cases: list[runner.Case], versions: list[int | None],
+                               **_: object) -> list[runner.Report]:
+            [version] = versions
+            assert version is not None
+            tried.append(version)
+            status = Status.FAIL if version == fail_at else Status.PASS
+            return [runner.Report("embedded", True, (6, 18), version, False,
+                                  [runner.Result(case, status, "broken", 0.0)])]
+        return run_embedded
+
+    from smpref.transport.versions import DEPLOYED_VERSIONS
+    monkeypatch.setattr(runner, "run_embedded", at(DEPLOYED_VERSIONS[0]))
+    assert fidelity.conform_case("life.skey") == 1
+    assert tried == [DEPLOYED_VERSIONS[-1], DEPLOYED_VERSIONS[0]]
+    assert "at version" in capsys.readouterr().out
+    tried.clear()
+    monkeypatch.setattr(runner, "run_embedded", at(None))
+    assert fidelity.conform_case("life.skey") == 0
+    assert sorted(tried) == sorted(DEPLOYED_VERSIONS)
