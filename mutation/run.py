@@ -79,7 +79,7 @@ EXCLUDED_OPERATORS = [
 #: the output a mutant gets when it is counted as a known equivalent without running
 NOT_RUN = "not run: known equivalent"
 #: ... when a deployed target does not judge it: the seed design's own code (SEED_ONLY), or a
-#: function of the listener other than its protocol handling (IN_SCOPE)
+#: function of the server's answer routing other than its protocol handling (IN_SCOPE)
 SEED_RUN = "not run: seed design only"
 OUTSIDE = "not run: outside the target"
 #: ... or code whose work no client of a deployed server sees in a conformance run (NO_CLIENT)
@@ -167,11 +167,12 @@ NO_CLIENT: tuple[Region, ...] = tuple(Region(*entry) for entry in (
 ))
 #: the functions of a module that hold the protocol handling the deployed target mutates
 IN_SCOPE: tuple[Region, ...] = tuple(Region(*entry) for entry in (
-    ("smpref/serve/listener.py", "SmpServer._route",
+    ("smpref/serve/answer_routing.py", "AnswerRouting._route",
      "where each answer and event goes: its own connection, another session's, the proxy"),
-    ("smpref/serve/listener.py", "SmpServer._gathered",
+    ("smpref/serve/answer_routing.py", "AnswerRouting._gathered",
      "END and DELD to previous subscribers, gathered as deployed gathers them"),
-    ("smpref/serve/listener.py", "SmpServer._deliver", "what a group of received blocks gets"),
+    ("smpref/serve/answer_routing.py", "AnswerRouting._deliver",
+     "what a group of received blocks gets"),
 ))
 
 
@@ -226,11 +227,12 @@ def conformance_judge(version: int) -> tuple[str, ...]:
 
 
 #: what a deployed server answers: the model's rules and effects, its delivery, its relay, its
-#: dispatch, and the listener's protocol handling (IN_SCOPE)
+#: dispatch, and the server's protocol handling (IN_SCOPE: the answer routing of `smpref serve`;
+#: the rest of its code, smpref/serve/listener.py and the mixins it is made of, is not judged)
 CONFORMANCE_MODULES = ("smpref/model/rules.py", "smpref/model/effects.py",
                        "smpref/model/deployed_effects.py", "smpref/model/delivery.py",
                        "smpref/model/relay.py", "smpref/model/server.py",
-                       "smpref/serve/listener.py")
+                       "smpref/serve/answer_routing.py")
 TARGETS = (
     Target("model rules", ("smpref/model/rules.py", "smpref/model/effects.py",
                            "smpref/model/delivery.py", "smpref/model/retention.py",

@@ -5,7 +5,7 @@ conformance figures, since no run at a deployed version can reach them. A functi
 that a deployed session could reach would hide real misses, so each listing is checked here
 against the model itself: a guard listed as seed-only is used by the rules of seed commands
 alone, an effect by those commands' rules alone, and a helper is called only from other listed
-functions. The listener's scope (``IN_SCOPE``) must name functions that exist.
+functions. The server's scope (``IN_SCOPE``: its answer routing) must name functions that exist.
 """
 
 from __future__ import annotations
@@ -71,15 +71,20 @@ def test_a_deployed_command_is_never_counted_as_seed_only() -> None:
 
 def test_the_scope_names_functions_that_exist_and_covers_only_them() -> None:
     target = next(t for t in RUN.TARGETS if t.name == "conformance")
-    assert target.deployed and "smpref/serve/listener.py" in target.modules
-    source = (REPO / "smpref/serve/listener.py").read_text()
+    routing = "smpref/serve/answer_routing.py"
+    assert target.deployed and routing in target.modules
+    # every module of `smpref serve` a conformance target mutates is judged only where
+    # IN_SCOPE says: none is mutated whole
+    served = [m for m in target.modules if m.startswith("smpref/serve/")]
+    assert all(any(r.module == m for r in RUN.IN_SCOPE) for m in served), served
+    source = (REPO / routing).read_text()
     spans = RUN._functions(source)
     for region in RUN.IN_SCOPE:
-        assert region.function in spans, region
-    skipped = RUN.out_of_scope(target, "smpref/serve/listener.py", source)
-    first, last = spans["SmpServer._route"]
+        assert region.function in RUN._functions((REPO / region.module).read_text()), region
+    skipped = RUN.out_of_scope(target, routing, source)
+    first, last = spans["AnswerRouting._route"]
     assert not any(n in skipped for n in range(first, last + 1))
-    assert skipped[spans["SmpServer.close_store"][0]].startswith(RUN.OUTSIDE)
+    assert skipped[spans["AnswerRouting._proxy_call"][0]].startswith(RUN.OUTSIDE)
     # a target that is not deployed judges every line
     model = next(t for t in RUN.TARGETS if t.name == "model rules")
     assert RUN.out_of_scope(model, "smpref/model/effects.py",

@@ -243,7 +243,7 @@ def test_handshake_and_inactive_timeouts_close_the_connection(tmp_path: Path) ->
 
 @req("TRANS-16")
 def test_token_bucket_delays_instead_of_dropping(monkeypatch: pytest.MonkeyPatch) -> None:
-    from smpref.serve import listener as server_module
+    from smpref.serve import block_reading as server_module
 
     now = [100.0]
     slept: list[float] = []

@@ -16,6 +16,7 @@ SERVER = "smpref/model/server.py"
 RULES = "smpref/model/rules.py"
 RELAY = "smpref/model/relay.py"
 LISTENER = "smpref/serve/listener.py"
+ROUTING = "smpref/serve/answer_routing.py"
 PROXY = "smpref/serve/proxy.py"
 PROXIED = "smpref/client/proxied.py"
 
@@ -225,7 +226,7 @@ DEVIATIONS: list[Deviation] = [
           "  profile deployed party server entity queue_id versions 10.. older END\n",
           "  profile deployed party server entity queue_id versions 9.. older END\n"),
     plant("DEP-12g", "an event is encoded at the version of the connection that caused it",
-          LISTENER,
+          ROUTING,
           "                out.encode(target.version if target is not None else None))\n",
           "                out.encode((origin or target).version if (origin or target) is not None"
           "\n                           else None))\n"),

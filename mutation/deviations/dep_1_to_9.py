@@ -14,7 +14,7 @@ DELIVERY = "smpref/model/delivery.py"
 RETENTION = "smpref/model/retention.py"
 NOTATION = "smpref/_data/spec/commands.smpn"
 WIRE_DEPLOYED = "smpref/wire/deployed.py"
-LISTENER = "smpref/serve/listener.py"
+BLOCK_READING = "smpref/serve/block_reading.py"
 ENGINE = "smpref/serve/engine.py"
 
 #: how the dispatch answers a transmission that does not parse (CMD UNKNOWN or CMD SYNTAX)
@@ -475,7 +475,7 @@ DEVIATIONS: list[Deviation] = [
           "        _expire_messages(server, queue, now - 2 * server.config.message_ttl_seconds)\n"),
     # --- DEP-9 ---------------------------------------------------------------------------------
     plant("DEP-9a", "a bad batch closes a deployed connection too",
-          LISTENER,
+          BLOCK_READING,
           "        if connection.dialect is Dialect.SEED:\n"
           "            return \"bad block\"  # the seed design closes (TRANS-15)\n",
           "        return \"bad block\"  # the seed design closes (TRANS-15)\n"),
@@ -485,7 +485,7 @@ DEVIATIONS: list[Deviation] = [
           "            job.results.append([Outgoing(job.session_id, b\"\", job.session_id,\n"),
     plant("DEP-9b", "a block that does not decrypt closes a deployed connection, only a bad "
           "batch is ERR BLOCK",
-          LISTENER,
+          BLOCK_READING,
           "            try:  # a block that does not decrypt, or whose batch does not parse\n"
           "                content = stream.framing.open(block)\n",
           "            try:  # a block that does not decrypt, or whose batch does not parse\n"

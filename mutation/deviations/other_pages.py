@@ -15,7 +15,8 @@ SMPN = "smpref/_data/spec/commands.smpn"
 TLS = "smpref/transport/tls.py"
 VERSIONS = "smpref/transport/versions.py"
 CREDENTIALS = "smpref/transport/credentials.py"
-LISTENER = "smpref/serve/listener.py"
+SERVE_CONFIG = "smpref/serve/serve_config.py"
+BACKGROUND_LOOPS = "smpref/serve/background_loops.py"
 TRANSMISSION = "smpref/wire/transmission.py"
 
 DEVIATIONS: list[Deviation] = [
@@ -196,7 +197,7 @@ DEVIATIONS: list[Deviation] = [
           "  profile deployed party server entity queue_id versions 10.. older END\n",
           "  profile deployed party server entity queue_id versions 11.. older END\n"),
     plant("messaging.md MSG-8", "END and DELD are gathered and sent every 5 s, not 15 s",
-          "smpref/serve/listener.py",
+          SERVE_CONFIG,
           "    pending_events_interval: float = 15.0\n",
           "    pending_events_interval: float = 5.0\n"),
     plant("messaging.md MSG-9", "a record in flight leaves when its session closes", STATE,
@@ -313,14 +314,14 @@ DEVIATIONS: list[Deviation] = [
     plant("transport.md TRANS-14 (§2.2)", "SMP ports offer X25519 alone, not X448 and X25519",
           TLS, 'SMP_GROUPS = "X448:X25519"\n', 'SMP_GROUPS = "X25519"\n'),
     plant("transport.md TRANS-16 (§2.1)", "the SMP handshake timeout is 60 s, not 120 s",
-          LISTENER, "    handshake_timeout: float = 120.0\n",
+          SERVE_CONFIG, "    handshake_timeout: float = 120.0\n",
           "    handshake_timeout: float = 60.0\n"),
     plant("transport.md TRANS-16 (§2.1)", "`smpref serve` closes quiet connections after 3600 s",
           "smpref/cli/network.py",
           '@click.option("--inactive-ttl", type=click.FloatRange(min=0.0), default=21600.0,',
           '@click.option("--inactive-ttl", type=click.FloatRange(min=0.0), default=3600.0,'),
     plant("transport.md TRANS-16 (§2.1)", "a subscribed connection is closed when quiet too",
-          LISTENER,
+          BACKGROUND_LOOPS,
           "                if connection.session_id not in subscribed:\n",
           "                if True:\n"),
     plant("transport.md TRANS-7 (§3.4)", "PING with an entity ID is accepted", TRANSMISSION,

@@ -21,7 +21,7 @@ RUNNER = "smpref/clientcheck/situations.py"
 CATALOGUE = "smpref/clientcheck/catalogue.py"
 HANDSHAKE = "smpref/transport/handshake.py"
 HELLOS = "smpref/wire/hellos.py"
-LISTENER = "smpref/serve/listener.py"
+CONNECTION_LIFECYCLE = "smpref/serve/connection_lifecycle.py"
 TLS = "smpref/transport/tls.py"
 TRANSMISSION = "smpref/wire/transmission.py"
 BUFFER = "smpref/wire/buffer.py"
@@ -88,7 +88,7 @@ DEVIATIONS: list[Deviation] = [
           '        self.record("tls.sni", True, c, "" if sni is None else\n'),
     plant("CLNT-2", "an SMP port without web credentials serves the pages to a connection "
           "with SNI, instead of ignoring the SNI",
-          LISTENER,
+          CONNECTION_LIFECYCLE,
           "        if web and sni is not None:\n",
           "        if sni is not None:\n"),
     plant("CLNT-3", "the server accepts a client hello one version above its range",

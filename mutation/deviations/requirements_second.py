@@ -873,13 +873,13 @@ DEVIATIONS: list[Deviation] = [
            "        box = secretbox(key_material, cb_nonce(corr_id), sha512(authorized))\n"
            "        box = box[16:] + box[:16]\n")),
     plant("TRANS-15", "a deployed connection is closed on a bad batch instead of answered "
-          "ERR BLOCK", "smpref/serve/listener.py",
+          "ERR BLOCK", "smpref/serve/block_reading.py",
           "        if connection.dialect is Dialect.SEED:\n"
           "            return \"bad block\"",
           "        if connection.dialect in (Dialect.SEED, Dialect.DEPLOYED):\n"
           "            return \"bad block\""),
     plant("TRANS-15", "a seed connection answers a bad block with ERR BLOCK and stays open, "
-          "as deployed does", "smpref/serve/listener.py",
+          "as deployed does", "smpref/serve/block_reading.py",
           "        if connection.dialect is Dialect.SEED:\n"
           "            return \"bad block\"",
           "        if connection.dialect is Dialect.SEED and connection.version is not None:\n"
@@ -890,7 +890,8 @@ DEVIATIONS: list[Deviation] = [
           "            return [self._error(session_id, b\"\", b\"\", ErrorCode.BLOCK)]\n",
           "        except WireError:  # a transmission that does not decode is ERR BLOCK (TRANS-4)\n"
           "            raise\n"),
-    plant("TRANS-15", "a refused client hello leaves the connection open", "smpref/serve/listener.py",
+    plant("TRANS-15", "a refused client hello leaves the connection open",
+          "smpref/serve/connection_lifecycle.py",
           "                                     exc.detail))\n"
           "            await stream.close()\n"
           "            self.watcher.closed(number, None, f\"handshake: {exc.error}\")\n",

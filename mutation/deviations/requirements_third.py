@@ -330,19 +330,19 @@ DEVIATIONS: list[Deviation] = [
           "        pages.set_alpn_protocols([\"http/1.1\"])\n",
           ""),
     plant("TRANS-16", "gathered END and DELD are sent oldest first",
-          "smpref/serve/listener.py",
+          "smpref/serve/answer_routing.py",
           "        target.pending_events.insert(0, out)\n",
           "        target.pending_events.append(out)\n"),
     plant("TRANS-16", "one connection more than the limit is accepted",
-          "smpref/serve/listener.py",
+          "smpref/serve/connection_lifecycle.py",
           "len(self.connections) >= self.config.max_connections",
           "len(self.connections) > self.config.max_connections"),
     plant("TRANS-16", "a pause refills the token bucket beyond its burst",
-          "smpref/serve/listener.py",
+          "smpref/serve/block_reading.py",
           "        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)\n",
           "        self.tokens = self.tokens + (now - self.stamp) * self.rate\n"),
     plant("TRANS-16", "a subscriber whose pushed events overflow the limit is never cut",
-          "smpref/serve/listener.py",
+          "smpref/serve/answer_routing.py",
           "            if connection is not origin and \\\n"
           "                    len(connection.outbox) + len(transmissions) > "
           "self.config.max_pending:\n",
@@ -385,7 +385,7 @@ DEVIATIONS: list[Deviation] = [
           "            return [Outgoing(sid, b\"\", queue.notifier.notifier_id, DeployedDELD())]\n",
           "            return []\n"),
     plant("DIV-41", "a deployed connection is closed after a bad block, as a seed one",
-          "smpref/serve/listener.py",
+          "smpref/serve/block_reading.py",
           "        if connection.dialect is Dialect.SEED:\n"
           "            return \"bad block\"  # the seed design closes (TRANS-15)\n",
           "        if True:\n"
