@@ -20,33 +20,24 @@ the same in both protocols wherever the spec says they do.
 
 from __future__ import annotations
 
-import hashlib
-import time
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import ClassVar
 
-from hypothesis import HealthCheck, settings
-from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import (
-    RuleBasedStateMachine,
     initialize,
     precondition,
     rule,
-    run_state_machine_as_test,
 )
 
-from smpref.client.connection import open_deployed_message
-from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, Reply, deployed_new
+from smpref.client.core import AuthKeyPair, DhKeyPair, OwnedQueue, deployed_new
 from smpref.crypto.primitives import box_key
-from smpref.independent.ratchet_mirror import RatchetMirror, open_msg_body
+from smpref.independent.ratchet_mirror import RatchetMirror
 from smpref.model.config import DAY, ServerConfig
-from smpref.testing.determinism import same_draws_everywhere
+from smpref.testing import machine_base
 from smpref.testing.dialect_oracle import CoreOracle, Prediction, Seen, coarse, render
-from smpref.testing.loopback import Loopback, LoopbackConnection
-from smpref.testing.queue_machine import RunResult, error_of
+from smpref.testing.dialect_sides import Side, SideQueue
+from smpref.testing.loopback import Loopback
+from smpref.testing.machine_base import CountedMachine, RunResult, counted
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import (
     ACK,
@@ -54,7 +45,6 @@ from smpref.wire.messages import (
     GET,
     IDS,
     KEY,
-    MSG,
     NEW,
     NSUB,
     OFF,
@@ -93,47 +83,13 @@ MAX_QUEUES = 4
 VERSIONS: tuple[int | None, ...] = (*range(6, 19), None)
 
 
-@dataclass
-class SideQueue:
-    """One side's handle of a queue: its IDs and keys (the same keys on both sides)."""
-
-    owned: OwnedQueue
-    notifier_id: bytes = b""
-    ntf_key: AuthKeyPair | None = None
-    #: what the second implementation opens its MSGs with (smpref.independent): the server's
-    #: queue DH key from IDS, a ratchet mirror (the seed side), and the records it opened
-    server_dh: bytes = b""
-    mirror: RatchetMirror | None = None
-    opened: set[bytes] = field(default_factory=set)
-
-
-@dataclass
-class Side:
-    """One protocol's server, its sessions and its queues."""
-
-    dialect: Dialect
-    loopback: Loopback
-    connections: list[LoopbackConnection] = field(default_factory=list)
-    queues: list[SideQueue] = field(default_factory=list)
-    #: the message ID in flight per (session, queue), from the MSGs this side received
-    delivered: dict[tuple[int, int], bytes] = field(default_factory=dict)
-    modes: dict[tuple[int, int], str] = field(default_factory=dict)
-
-    def queue_of(self, entity: bytes) -> int:
-        for index, queue in enumerate(self.queues):
-            if entity in (queue.owned.recipient_id, queue.notifier_id):
-                return index
-        return -1
-
-
-class DialectMachine(RuleBasedStateMachine):
+class DialectMachine(CountedMachine):
     """The same core program on a seed and a deployed server, checked against one oracle."""
-
-    totals: ClassVar[Counter[str]] = Counter()
 
     def __init__(self) -> None:
         super().__init__()
-        self.sides = [Side(d, self.make_loopback(d)) for d in (Dialect.SEED, Dialect.DEPLOYED)]
+        self.sides = [Side(d, self.make_loopback(d), self.stats)
+                      for d in (Dialect.SEED, Dialect.DEPLOYED)]
         for side in self.sides:
             side.connections = [side.loopback.connect(side.dialect) for _ in range(SESSIONS)]
         self.oracle = CoreOracle(SESSIONS, DIALECT_CONFIG.quota,
@@ -141,28 +97,11 @@ class DialectMachine(RuleBasedStateMachine):
         self.keys = {"sender": AuthKeyPair.ed25519(self.random), "other":
                      AuthKeyPair.ed25519(self.random)}
         self.bodies = 0
-        self.trace: list[str] = []
         #: raw transmissions refused so far: a few per program, so that the programs keep
         #: their steps for the conversations
         self.raw_refusals = 0
         #: the version each deployed session speaks (None: the newest layouts)
         self.versions: list[int | None] = [None] * SESSIONS
-        #: the requirements compared with the oracle in this run: counted once a run
-        #: ("checked <ID>"), so that a test can require every one it claims
-        self.checked: set[str] = set()
-
-    @classmethod
-    def rule_names(cls) -> list[str]:
-        """The names of the machine's rules, its initializer left out (read from the marker
-        Hypothesis puts on each rule)."""
-        return sorted(name for name in dir(cls) if getattr(
-            getattr(cls, name, None), "hypothesis_stateful_rule", None) is not None)
-
-    def _fired(self, name: str) -> None:
-        self.totals["rule " + name] += 1
-
-    def teardown(self) -> None:
-        self.totals.update("checked " + requirement for requirement in self.checked)
 
     def make_loopback(self, dialect: Dialect) -> Loopback:
         """Both servers draw the same seeded randomness (a hook for campaign observers)."""
@@ -178,7 +117,7 @@ class DialectMachine(RuleBasedStateMachine):
         """Each deployed session at a version of its own (DEP-12)."""
         versions = [v0, v1, v2]
         assert len(versions) == SESSIONS
-        self.totals["programs"] += 1
+        self.stats["programs"] += 1
         self.trace.append(f"start(versions={versions})")
         for s, version in enumerate(versions):
             self.connect(s, version)
@@ -186,7 +125,7 @@ class DialectMachine(RuleBasedStateMachine):
     def connect(self, s: int, version: int | None) -> None:
         """(Re)connect session ``s`` on both sides, the deployed one at ``version``."""
         self.versions[s] = version
-        self.totals[f"version {version or 'newest'}"] += 1
+        self.stats[f"version {version or 'newest'}"] += 1
         for side in self.sides:
             side.connections[s].close()
             side.connections[s] = side.loopback.connect(
@@ -201,7 +140,7 @@ class DialectMachine(RuleBasedStateMachine):
              build: Mapping[Dialect, tuple[int, Message, bytes, AuthKeyPair | None]]) -> None:
         """Send the step's command on each side; compare with the prediction and each other."""
         self.trace.append(name)
-        self.totals["steps"] += 1
+        self.stats["steps"] += 1
         self.sync_modes()
         seen: dict[Dialect, dict[int, list[Seen]]] = {}
         for side in self.sides:
@@ -212,7 +151,7 @@ class DialectMachine(RuleBasedStateMachine):
                 if index != s:
                     received[index] = list(connection.inbox)
                     connection.inbox.clear()
-            seen[side.dialect] = {i: self.read(side, i, replies)
+            seen[side.dialect] = {i: side.read(i, replies)
                                   for i, replies in received.items()}
         for side in self.sides:
             for s in range(SESSIONS):
@@ -253,86 +192,6 @@ class DialectMachine(RuleBasedStateMachine):
         for side in self.sides:
             side.modes = dict(modes)
 
-    def read(self, side: Side, s: int, replies: list[Reply]) -> list[Seen]:
-        """A session's replies as Seen values; a seed session absorbs key records first."""
-        out: list[Seen] = []
-        pending = list(replies)
-        while pending:
-            reply = pending.pop(0)
-            message, tag = reply.message, reply.tag
-            q = side.queue_of(reply.transmission.entity_id)
-            if isinstance(message, MSG):
-                value = self.open(side, s, q, message)
-                if value is None:  # a seed key record: acknowledge it, as its client would
-                    pending[:0] = self.absorb(side, s, q, message)
-                    continue
-                out.append(value)
-            elif tag in ("END", "DELD", "NMSG"):
-                out.append(Seen(tag, q))
-            elif tag == "ERR":
-                out.append(Seen(f"ERR {error_of(reply)}"))
-            else:
-                out.append(Seen(tag))
-        return out
-
-    def open(self, side: Side, s: int, q: int, message: MSG) -> Seen | None:
-        owned = side.queues[q].owned
-        side.delivered[(s, q)] = message.msg_id
-        again = self.open_independently(side, q, message)
-        if side.dialect is Dialect.DEPLOYED:
-            body = open_deployed_message(owned.rcv_dh_secret, message)
-            assert again == (body.quota, body.notification, None if body.quota else body.body), \
-                f"deployed: the second implementation reads {again}"
-            return Seen("MSG", q, None if body.quota else body.body, body.notification,
-                        body.quota)
-        record, received, _ = owned.open_message(message)
-        if again is not None and received.kind is RecordKind.Message:
-            assert again[2] == received.body, \
-                "seed: the second implementation reads another body"
-        if received.kind in (RecordKind.Initial, RecordKind.Update):
-            return None
-        quota = received.kind is RecordKind.Quota
-        return Seen("MSG", q, received.body, record.flags.notification, quota)
-
-    def open_independently(self, side: Side, q: int, message: MSG
-                           ) -> tuple[bool, bool, bytes | None] | None:
-        """Open a MSG with the second implementation (smpref.independent, from DEP-7
-        and QENC-5..8): (quota marker, notification flag, body or record
-        plaintext); None for a seed record opened before (the mirror takes each once). A
-        record smpref's client opens but this cannot is a mistake both of smpref's sides
-        share."""
-        queue = side.queues[q]
-        body = open_msg_body(queue.owned.dh_key.secret, queue.server_dh, message.msg_id,
-                             message.enc_body)
-        where = f"{side.dialect.value} queue {q}"
-        assert body is not None, f"{where}: the second implementation cannot open a MSG"
-        self.totals["MSGs opened twice"] += 1
-        if side.dialect is Dialect.DEPLOYED:  # Int64 ts || flag || ' ' || body, or QUOTA
-            if body.startswith(b"QUOTA "):
-                return True, False, None
-            assert body[8:9] in (b"T", b"F") and body[9:10] == b" ", f"{where}: no flag"
-            return False, body[8:9] == b"T", body[10:]
-        assert queue.mirror is not None
-        if message.msg_id in queue.opened:
-            return None
-        queue.opened.add(message.msg_id)
-        verdict, plaintext, reason = queue.mirror.receive(body[11:])
-        assert verdict != "invalid", f"{where}: the second implementation refuses ({reason})"
-        return body[11:12] == b"Q", body[8:9] == b"T", plaintext
-
-    def absorb(self, side: Side, s: int, q: int, message: MSG) -> list[Reply]:
-        """ACK a key record; in GET mode, GET again: what follows replaces it."""
-        owned = side.queues[q].owned
-        connection = side.connections[s]
-        replies = connection.send(ACK(msg_id=message.msg_id), owned.recipient_id,
-                                  owned.auth_key)
-        assert replies and replies[0].tag in ("OK", "MSG"), replies
-        if replies[0].tag == "OK":
-            replies = replies[1:]
-            if side.modes.get((s, q)) == "GET":
-                replies = connection.send(GET(), owned.recipient_id, owned.auth_key) + replies
-        return replies
-
     # --- rules ----------------------------------------------------------------------------
 
     def has_queue(self) -> bool:
@@ -341,8 +200,8 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(lambda self: len(self.oracle.queues) < MAX_QUEUES)
     @rule(s=st.integers(0, SESSIONS - 1), contact=st.booleans(), subscribe=st.booleans(),
           notifier=st.booleans())
+    @counted
     def create(self, s: int, contact: bool, subscribe: bool, notifier: bool) -> None:
-        self._fired("create")
         version = self.versions[s]
         # what the deployed session's NEW cannot say, neither side asks for: below 9 a queue
         # has no mode, served as a contact queue (DEP-3); below 17 no notifier credentials
@@ -380,7 +239,7 @@ class DialectMachine(RuleBasedStateMachine):
                 side.queues[q].mirror = RatchetMirror(dh.secret)
             if ids.server_ntf_creds is not None:
                 side.queues[q].notifier_id = ids.server_ntf_creds.notifier_id
-            got = [Seen("IDS", q), *self.read(side, s, replies[1:])]
+            got = [Seen("IDS", q), *side.read(s, replies[1:])]
             v = self.version_of(side, s)
             want = [render(x, side.dialect, v) for x in expected[s]]
             assert got == want, (side.dialect, got, want)
@@ -395,7 +254,7 @@ class DialectMachine(RuleBasedStateMachine):
                     ids.rcv_public_dh_key.raw, dh.secret)
         self.trace.append(f"create(s={s}, contact={contact}, subscribe={subscribe}, "
                           f"notifier={notifier})")
-        self.totals["steps"] += 1
+        self.stats["steps"] += 1
 
     def recipient(self, name: str, q: int, s: int, *, right_key: bool, message: Message,
                   expected: Prediction) -> None:
@@ -409,8 +268,8 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans(),
           key=st.sampled_from(["sender", "other"]))
+    @counted
     def key(self, data: st.DataObject, s: int, right: bool, key: str) -> None:
-        self._fired("key")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         self.recipient(f"key(q={q}, s={s}, right={right}, key={key})", q, s, right_key=right,
                        message=KEY(sender_key=self.keys[key].public),
@@ -419,8 +278,8 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), key=st.sampled_from(["sender",
                                                                               "other"]))
+    @counted
     def skey(self, data: st.DataObject, s: int, key: str) -> None:
-        self._fired("skey")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         expected = self.oracle.skey(s, q, key)
         self.step(f"skey(q={q}, s={s}, key={key})", expected, {
@@ -431,16 +290,16 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1),
           signer=st.sampled_from([None, "sender", "other"]), notify=st.booleans())
+    @counted
     def send(self, data: st.DataObject, s: int, signer: str | None, notify: bool) -> None:
-        self._fired("send")
         self.send_one(data.draw(st.integers(0, len(self.oracle.queues) - 1)), s, signer, notify)
 
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1),
           signer=st.sampled_from([None, "sender"]), count=st.integers(2, 5))
+    @counted
     def send_burst(self, data: st.DataObject, s: int, signer: str | None, count: int) -> None:
         """Several messages to one queue: quotas fill within a short program."""
-        self._fired("send_burst")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         for _ in range(count):
             self.send_one(q, s, signer, notify=False)
@@ -453,11 +312,11 @@ class DialectMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: bool(self.notifiable()))
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1))
+    @counted
     def send_notified(self, data: st.DataObject, s: int) -> None:
         """A SEND asking for a notification to a queue whose notifier is subscribed (MSG-7),
         NSUB first when nobody is: random steps reach that rarely, since most queues fill to
         their quota first."""
-        self._fired("send_notified")
         q = data.draw(st.sampled_from(self.notifiable()))
         if self.oracle.queues[q].ntf_subscriber is None:
             self.nsub_one(s, q)
@@ -475,8 +334,8 @@ class DialectMachine(RuleBasedStateMachine):
 
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
+    @counted
     def subscribe(self, data: st.DataObject, s: int, right: bool) -> None:
-        self._fired("subscribe")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         expected = self.oracle.sub(s, q, right)
         self.recipient(f"sub(q={q}, s={s}, right={right})", q, s, right_key=right,
@@ -484,8 +343,8 @@ class DialectMachine(RuleBasedStateMachine):
 
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
+    @counted
     def get(self, data: st.DataObject, s: int, right: bool) -> None:
-        self._fired("get")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         expected = self.oracle.get(s, q, right)
         self.recipient(f"get(q={q}, s={s}, right={right})", q, s, right_key=right,
@@ -494,8 +353,8 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans(),
           which=st.sampled_from(["delivered", "empty", "other"]))
+    @counted
     def ack(self, data: st.DataObject, s: int, right: bool, which: str) -> None:
-        self._fired("ack")
         self.ack_one(s, data.draw(st.integers(0, len(self.oracle.queues) - 1)), right, which)
 
     def in_flight(self) -> list[tuple[int, int]]:
@@ -505,10 +364,10 @@ class DialectMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: bool(self.in_flight()))
     @rule(data=st.data(), which=st.sampled_from(["delivered", "empty", "other"]))
+    @counted
     def ack_in_flight(self, data: st.DataObject, which: str) -> None:
         """ACK where a message is in flight: the case random (session, queue) pairs hit
         rarely."""
-        self._fired("ack_in_flight")
         s, q = data.draw(st.sampled_from(self.in_flight()))
         self.ack_one(s, q, True, which)
 
@@ -525,24 +384,24 @@ class DialectMachine(RuleBasedStateMachine):
 
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
+    @counted
     def suspend(self, data: st.DataObject, s: int, right: bool) -> None:
-        self._fired("suspend")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         self.recipient(f"off(q={q}, s={s}, right={right})", q, s, right_key=right,
                        message=OFF(), expected=self.oracle.off(s, q, right))
 
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1), right=st.booleans())
+    @counted
     def delete(self, data: st.DataObject, s: int, right: bool) -> None:
-        self._fired("delete")
         q = data.draw(st.integers(0, len(self.oracle.queues) - 1))
         self.recipient(f"del(q={q}, s={s}, right={right})", q, s, right_key=right,
                        message=DEL(), expected=self.oracle.delete(s, q, right))
 
     @precondition(has_queue)
     @rule(data=st.data(), s=st.integers(0, SESSIONS - 1))
+    @counted
     def notifier_subscribe(self, data: st.DataObject, s: int) -> None:
-        self._fired("notifier_subscribe")
         self.nsub_one(s, data.draw(st.integers(0, len(self.oracle.queues) - 1)))
 
     def nsub_one(self, s: int, q: int) -> None:
@@ -555,18 +414,18 @@ class DialectMachine(RuleBasedStateMachine):
         self.step(f"nsub(q={q}, s={s})", expected, build)
 
     @rule(s=st.integers(0, SESSIONS - 1))
+    @counted
     def ping(self, s: int) -> None:
-        self._fired("ping")
         self.step(f"ping(s={s})", {s: [Seen("PONG")]},
                   {side.dialect: (s, PING(), b"", None) for side in self.sides})
 
     @precondition(lambda self: self.raw_refusals < 2)
     @rule(s=st.integers(0, SESSIONS - 1), command=st.sampled_from(sorted(UNDECODABLE)))
+    @counted
     def undecodable(self, s: int, command: bytes) -> None:
         """A transmission that decodes around a command that does not (AUTH-2): an unknown
         tag is ``ERR CMD UNKNOWN``, a known tag with bad fields ``ERR CMD SYNTAX``, on both
         sides and at every version; nothing else happens."""
-        self._fired("undecodable")
         self.trace.append(f"undecodable(s={s}, command={command!r})")
         self.raw_refusals += 1
         for side in self.sides:
@@ -579,16 +438,16 @@ class DialectMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.raw_refusals < 2 and any(
         v is not None and v < SESSION_IN_TRANSMISSION for v in self.versions))
     @rule(data=st.data(), lower=st.booleans())
+    @counted
     def another_session(self, data: st.DataObject, lower: bool) -> None:
         """Below version 7 a transmission names its session (spec/deployed.md, DEP-11): a
         deployed session receiving one that names another, sorting below or above
         its own, answers ``ERR SESSION`` and does nothing else."""
-        self._fired("another_session")
         s = data.draw(st.sampled_from([i for i, v in enumerate(self.versions)
                                        if v is not None and v < SESSION_IN_TRANSMISSION]))
         self.trace.append(f"another_session(s={s}, lower={lower})")
         self.raw_refusals += 1
-        self.totals["another session " + ("below" if lower else "above")] += 1
+        self.stats["another session " + ("below" if lower else "above")] += 1
         side = self.sides[1]
         assert side.dialect is Dialect.DEPLOYED
         connection = side.connections[s]
@@ -600,18 +459,18 @@ class DialectMachine(RuleBasedStateMachine):
     def raw_step(self, side: Side, s: int, data: bytes, answer: str) -> None:
         """Send raw bytes on one side's session ``s``: its one answer is ``answer``, and no
         other session receives anything."""
-        self.totals["steps"] += 1
-        self.totals["raw steps"] += 1
-        self.totals[f"answered {answer}"] += 1
-        got = self.read(side, s, side.connections[s].send_raw(data))
+        self.stats["steps"] += 1
+        self.stats["raw steps"] += 1
+        self.stats[f"answered {answer}"] += 1
+        got = side.read(s, side.connections[s].send_raw(data))
         assert got == [Seen(answer)], f"{side.dialect.value} session {s}: {got}, not {answer}"
         pushed = [c.inbox for c in side.connections if c.inbox]
         assert not pushed, f"{side.dialect.value}: raw bytes made the server push {pushed}"
         self.checked.add("AUTH-2")
 
     @rule(s=st.integers(0, SESSIONS - 1), version=st.sampled_from(VERSIONS))
+    @counted
     def reconnect(self, s: int, version: int | None) -> None:
-        self._fired("reconnect")
         self.trace.append(f"reconnect(s={s}, version={version})")
         self.oracle.close(s)
         self.connect(s, version)
@@ -621,8 +480,8 @@ class DialectMachine(RuleBasedStateMachine):
                 side.modes.pop(key, None)
 
     @rule(days=st.integers(0, 3))
+    @counted
     def tick(self, days: int) -> None:
-        self._fired("tick")
         self.trace.append(f"tick(days={days})")
         for side in self.sides:
             side.loopback.clock.advance(days * DAY)
@@ -655,25 +514,5 @@ class DialectMachine(RuleBasedStateMachine):
 def run_seed(seed: int, examples: int = 20, steps: int = 40) -> RunResult:
     """Run the machine under one Hypothesis seed, as ``smpref model fuzz --machine dialects``
     does; the same seed gives the same programs in any process."""
-    traces: list[str] = []
-
-    class Seeded(DialectMachine):
-        totals: ClassVar[Counter[str]] = Counter()
-
-        def teardown(self) -> None:
-            super().teardown()
-            traces.extend(self.trace)
-
-    started = time.perf_counter()
-    failure = ""
-    try:
-        with same_draws_everywhere():
-            run_state_machine_as_test(hypothesis_seed(seed)(Seeded), settings=settings(
-                max_examples=examples, stateful_step_count=steps, deadline=None,
-                database=None, print_blob=True, suppress_health_check=list(HealthCheck)))
-    except Exception as exc:  # a failing run is data: the caller reports it
-        notes = "\n".join(getattr(exc, "__notes__", []))
-        failure = f"{type(exc).__name__}: {exc}\n{notes}"
-    digest = hashlib.sha256("\n".join(traces).encode()).hexdigest()
-    return RunResult(seed, not failure, Seeded.totals["steps"], digest,
-                     time.perf_counter() - started, failure)
+    return machine_base.run_seed(DialectMachine, seed, examples=examples, steps=steps,
+                                 count_steps=lambda _traces, totals: totals["steps"])

@@ -33,6 +33,7 @@ from smpref.store.line_fields import LinkMeta, record_fields, state_fields
 from smpref.store.line_fields import QueueState as _State
 from smpref.store.lines import encode_line
 from smpref.testing.loopback import Loopback
+from smpref.testing.machine_base import counted
 from smpref.testing.queue_machine import MACHINE_CONFIG, QueueMachine
 from smpref.wire.dialects import Dialect
 
@@ -150,11 +151,11 @@ class DifferentialMachine(QueueMachine):
         return DifferentialLoopback(seed=0, root=self._tmp / "store")
 
     @rule(clean=st.booleans())
+    @counted
     def reopen_store(self, clean: bool) -> None:
         lb = self.lb
         assert isinstance(lb, DifferentialLoopback)
         lb.reopen(clean=clean)
-        self._fired("reopen_store")
         self.stats["store reopened " + ("cleanly" if clean else "after a crash")] += 1
         if not clean:  # every acknowledged change outlived the crash: the stores agree (STORE-7)
             self.checked.add("STORE-7")

@@ -37,7 +37,7 @@ from typing import ClassVar
 from hypothesis import strategies as st
 from hypothesis import target
 from hypothesis.control import currently_in_test_context
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, precondition, rule
 
 from smpref.agent.agent import Agent, connect
 from smpref.agent.state import Profile
@@ -45,6 +45,7 @@ from smpref.crypto.randomness import SeededRandom
 from smpref.errors import RotationRefusedError, SimulatedCrashError
 from smpref.model.states import QueueStatus
 from smpref.testing.agent_network import Network
+from smpref.testing.machine_base import CountedMachine, counted
 from smpref.wire.keys import PublicKey
 
 AGENTS = ("a", "b")
@@ -57,12 +58,11 @@ def other(agent: str) -> str:
     return "b" if agent == "a" else "a"
 
 
-class RotationMachine(RuleBasedStateMachine):
-    """See the module docstring. Subclasses set ``PROFILE``."""
+class RotationMachine(CountedMachine):
+    """See the module docstring. Subclasses set ``PROFILE``. Its totals (``TOTALS``) add what
+    the agents and the network counted to its own counts: what the machine exercised."""
 
     PROFILE: ClassVar[Profile] = Profile.SEED
-    #: counts over every run of this class: what the machine exercised
-    TOTALS: ClassVar[Counter[str]] = Counter()
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,10 +75,6 @@ class RotationMachine(RuleBasedStateMachine):
         #: what each application sent, by sender: the oracle's record
         self.sent: dict[str, list[bytes]] = {name: [] for name in AGENTS}
         self.deleted = False
-        self.counts: Counter[str] = Counter()
-        #: the requirements the run checked against the machine's oracle: counted once a run
-        #: ("checked <ID>"), so that a test can require every one it claims
-        self.checked: set[str] = set()
         #: every recipient key each agent has used: how the machine finds its queues on the
         #: servers, including ones it should have deleted
         self.keys: dict[str, set[PublicKey]] = {name: set() for name in AGENTS}
@@ -86,15 +82,6 @@ class RotationMachine(RuleBasedStateMachine):
 
     def agent(self, name: str) -> Agent:
         return self.network.agents[name]
-
-    @classmethod
-    def rule_names(cls) -> list[str]:
-        """The names of the machine's rules (read from the marker Hypothesis puts on each)."""
-        return sorted(name for name in dir(cls) if getattr(
-            getattr(cls, name, None), "hypothesis_stateful_rule", None) is not None)
-
-    def _fired(self, name: str) -> None:
-        self.counts["rule " + name] += 1
 
     def teardown(self) -> None:
         # Steer generation towards the rarest interleaving: a delivery from the new queue
@@ -106,12 +93,10 @@ class RotationMachine(RuleBasedStateMachine):
             self.settle()
             self.check_the_end()
         finally:
-            type(self).TOTALS.update(self.counts)
-            type(self).TOTALS.update(self.network.counts)  # the second implementation's
+            self.stats.update(self.network.counts)  # the second implementation's
             for name in AGENTS:  # what the agents did, for the figures: never for verdicts
-                type(self).TOTALS.update(self.agent(name).durable.counts)
-            type(self).TOTALS["runs"] += 1
-            type(self).TOTALS.update("checked " + requirement for requirement in self.checked)
+                self.stats.update(self.agent(name).durable.counts)
+            super().teardown()
             shutil.rmtree(self.root, ignore_errors=True)
 
     # --- rules -------------------------------------------------------------------------------
@@ -126,10 +111,10 @@ class RotationMachine(RuleBasedStateMachine):
         return [n for n in AGENTS if self.agent(n).durable.outbox]
 
     @rule(sender=SIDE, count=st.integers(1, 4), now=st.booleans())
+    @counted
     def send(self, sender: str, count: int, now: bool) -> None:
         """The application sends; after the connection is deleted only the other side can,
         and what it sends is never delivered (ROT-13)."""
-        self._fired("send")
         if self.agent(sender).durable.deleted:
             return
         for _ in range(count):
@@ -138,12 +123,12 @@ class RotationMachine(RuleBasedStateMachine):
             self.sent[sender].append(body)
             if now:  # and transmit at once, as an agent with a working connection does
                 self.agent(sender).transmit()
-        self.counts["messages sent"] += count
+        self.stats["messages sent"] += count
 
     @precondition(lambda self: self._unsent())
     @rule(data=st.data(), count=st.integers(1, 4))
+    @counted
     def transmit(self, data: st.DataObject, count: int) -> None:
-        self._fired("transmit")
         sender = data.draw(st.sampled_from(self._unsent()), label="sender")
         for _ in range(count):
             if not self.agent(sender).transmit():
@@ -151,32 +136,32 @@ class RotationMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self._waiting())
     @rule(data=st.data(), count=st.integers(1, 3), crash=st.integers(0, 5))
+    @counted
     def release(self, data: st.DataObject, count: int, crash: int) -> None:
         """Hand over deliveries waiting on one connection, the others staying held; now and
         then the agent crashes after processing one, just before its ACK."""
-        self._fired("release")
         receiver, server = data.draw(st.sampled_from(self._waiting()), label="connection")
         if crash == 0 and not self.deleted:
             self.network.crash_before(receiver, "ACK")
             try:
                 self.network.release(receiver, server)
             except SimulatedCrashError:
-                self.counts["crashes before ACK"] += 1
+                self.stats["crashes before ACK"] += 1
                 self.network.restart_agent(receiver)
             self.network.crash_at.pop(receiver, None)
             return
         for _ in range(count):
             if not self.network.release(receiver, server):
                 break
-            self.counts["deliveries"] += 1
+            self.stats["deliveries"] += 1
 
     @precondition(lambda self: self._waiting() or self._unsent())
     @rule(data=st.data(), steps=st.integers(2, 16))
+    @counted
     def pump(self, data: st.DataObject, steps: int) -> None:
         """Several steps of progress in one rule, each a delivery released on a connection or
         an envelope transmitted, chosen among what can happen: deep interleavings in few
         rules."""
-        self._fired("pump")
         for _ in range(steps):
             moves = [("release", n, s) for n, s in self._waiting()] + [
                 ("transmit", n, b"") for n in self._unsent()]
@@ -185,32 +170,32 @@ class RotationMachine(RuleBasedStateMachine):
             move, name, server = data.draw(st.sampled_from(moves), label="move")
             if move == "release":
                 self.network.release(name, server)
-                self.counts["deliveries"] += 1
+                self.stats["deliveries"] += 1
             else:
                 self.agent(name).transmit()
 
     @precondition(lambda self: not self.deleted)
     @rule(owner=SIDE, server=SERVER)
+    @counted
     def start_rotation(self, owner: str, server: bytes) -> None:
-        self._fired("start_rotation")
         agent = self.agent(owner)
         running = self._rotation_running(owner)
         try:
             agent.start_rotation(server)
         except RotationRefusedError:
             assert running, f"{owner} refused a rotation with none running (ROT-12)"
-            self.counts["second rotations refused"] += 1
+            self.stats["second rotations refused"] += 1
             self.checked.add("ROT-12")
             return
         assert not running, f"{owner} started a second rotation while one ran (ROT-12)"
-        self.counts["rotations started"] += 1
+        self.stats["rotations started"] += 1
         self.checked.add("ROT-12")
 
     @precondition(lambda self: not self.deleted)
     @rule(owner=SIDE, weight=st.integers(0, 3))
+    @counted
     def abort_rotation(self, owner: str, weight: int) -> None:
         """Now and then (so that most rotations run to their end): abort (ROT-11)."""
-        self._fired("abort_rotation")
         if weight:
             return
         agent = self.agent(owner)
@@ -223,17 +208,17 @@ class RotationMachine(RuleBasedStateMachine):
             self.checked.add("ROT-11")
             return
         assert allowed, f"{owner} aborted a rotation ROT-11 does not let it abort"
-        self.counts["aborts accepted"] += 1
+        self.stats["aborts accepted"] += 1
         self.checked.add("ROT-11")
 
     @precondition(lambda self: not self.deleted)
     @rule(kind=st.sampled_from(["restart agent", "restart server", "lose connection",
                                 "restore", "delete connection"]),
           name=SIDE, server=SERVER, weight=st.integers(0, 9))
+    @counted
     def disrupt(self, kind: str, name: str, server: bytes, weight: int) -> None:
         """Restarts (an agent keeps its durable state; a server its journal store), a lost
         connection, resubscribing, and, rarely, deleting the connection (ROT-13)."""
-        self._fired("disrupt")
         if kind == "restart agent":
             self.network.restart_agent(name)
         elif kind == "restart server":
@@ -247,14 +232,14 @@ class RotationMachine(RuleBasedStateMachine):
             self.deleted = True
         else:
             return
-        self.counts[kind] += 1
+        self.stats[kind] += 1
 
     # --- the oracle --------------------------------------------------------------------------
 
     @invariant()
     def learn_keys(self) -> None:
         """Runs after every step (and once at the start): the steps are counted here."""
-        self.counts["steps"] += 1
+        self.stats["steps"] += 1
         for name in AGENTS:
             self.keys[name] |= {q.owner.auth_key.public for q in self.agent(name).owned_queues()}
 
@@ -352,7 +337,7 @@ class RotationMachine(RuleBasedStateMachine):
         to the new queue (ROT-10); when a delivery was held (ROT-8), that it was let go."""
         if any(self.sent.values()):
             self.checked |= {"ROT-5", "ROT-6"}
-        if self.counts["rotations started"]:
+        if self.stats["rotations started"]:
             self.checked |= {"ROT-2", "ROT-7", "ROT-9", "ROT-10"}
         if any(self.agent(name).durable.counts["held"] for name in AGENTS):
             self.checked.add("ROT-8")
