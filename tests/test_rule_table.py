@@ -14,9 +14,9 @@ from test_model_rules import create, send
 from smpref.client.core import AuthKeyPair
 from smpref.errors import ErrorCode
 from smpref.model.effects import EFFECTS
-from smpref.model.rules import BY_COMMAND, RULES, Guard, QueueView, Rule, decide
+from smpref.model.rules import BY_COMMAND, RULES, Guard, Rule, decide
 from smpref.model.rules_page import queue_views, rules_page
-from smpref.model.states import Credential
+from smpref.model.states import Credential, QueueView
 from smpref.notation import load
 from smpref.spec.requirements import requirement_texts
 from smpref.testing.loopback import Loopback

@@ -66,14 +66,19 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from smpref.crypto.primitives import sha3_384
 from smpref.errors import ErrorCode
 from smpref.model.records import QueueRecord
 from smpref.model.relay import Failure
 from smpref.model.server_state import ID_SIZE, ServerState
-from smpref.model.states import Credential, QueueStatus, Security, SessionMode
+from smpref.model.states import (
+    Credential,
+    QueueColumns,
+    QueueStatus,
+    Security,
+    SessionMode,
+)
 from smpref.model.step import (
     LINK_ID_SIZE,
     Step,
@@ -148,29 +153,6 @@ class Guard(enum.Enum):
     FORWARDED_SEVERAL = Failure.SEVERAL.value
 
 
-class QueueState(Protocol):
-    """The columns of a found queue (a QueueRecord, or an abstract view of one)."""
-
-    @property
-    def mode(self) -> ConnectionMode: ...
-
-    @property
-    def security(self) -> Security: ...
-
-    @property
-    def status(self) -> QueueStatus: ...
-
-
-@dataclass(frozen=True, slots=True)
-class QueueView:
-    """A queue's columns without the queue: for evaluating the table in the abstract (the
-    conformance cases, the docs)."""
-
-    mode: ConnectionMode
-    security: Security
-    status: QueueStatus
-
-
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One row: when it matches, and what follows.
@@ -197,7 +179,7 @@ class Rule:
     def accepts(self) -> bool:
         return self.outcome is ACCEPT
 
-    def matches(self, queue: QueueState | None, credential: Credential,
+    def matches(self, queue: QueueColumns | None, credential: Credential,
                 holds: Callable[[Guard], bool]) -> bool:
         """Whether this rule applies; the guard is evaluated last, and only if needed."""
         # mutant-equivalent[NotEq_Gt]: no rule requires a found queue, and for found=False rules `>`
@@ -413,7 +395,7 @@ for _rule in RULES:
     BY_COMMAND[_rule.command] = (*BY_COMMAND.get(_rule.command, ()), _rule)
 
 
-def decide(command: str, queue: QueueState | None, credential: Credential,
+def decide(command: str, queue: QueueColumns | None, credential: Credential,
            holds: Callable[[Guard], bool]) -> Rule:
     """The first rule of ``command`` that matches.
 

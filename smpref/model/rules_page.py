@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from smpref.model.rules import ACCEPT, BY_COMMAND, RULES, Guard, QueueView, Rule, decide
-from smpref.model.states import Credential, QueueStatus, Security
+from smpref.model.rules import ACCEPT, BY_COMMAND, RULES, Guard, Rule, decide
+from smpref.model.states import Credential, QueueStatus, QueueView, Security
 from smpref.notation.definitions import Definitions, EntityKind
 from smpref.wire.messages import ConnectionMode
 

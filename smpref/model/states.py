@@ -7,6 +7,10 @@ give a command depends on these values, on the named guards of the table, and on
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from typing import Protocol
+
+from smpref.wire.messages import ConnectionMode
 
 
 class QueueStatus(enum.Enum):
@@ -52,3 +56,27 @@ class Credential(enum.Enum):
     """the authorization verifies with the signer's key"""
     INVALID = "invalid"
     """the authorization does not verify, or there is no key to verify it with"""
+
+
+class QueueColumns(Protocol):
+    """The columns of a found queue the rule table reads (a QueueRecord, or a
+    :class:`QueueView`)."""
+
+    @property
+    def mode(self) -> ConnectionMode: ...
+
+    @property
+    def security(self) -> Security: ...
+
+    @property
+    def status(self) -> QueueStatus: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    """A queue's columns without the queue: for evaluating the table in the abstract (the
+    conformance cases, the docs)."""
+
+    mode: ConnectionMode
+    security: Security
+    status: QueueStatus
