@@ -210,15 +210,17 @@ def test_credential_errors_and_what_is_not_served(tmp_path: Path) -> None:
         for tag in (b"SUBS", b"NSUBS", b"RKEY", b"QUE", b"COUNT", b"LINK"):
             reply = await c.request(tag, ids.recipient_id, owner.sign)
             assert reply.command == b"ERR CMD UNKNOWN", (tag, reply.command)
-        # a service signature (v16 service certificates) is refused with ERR SERVICE
-        corr = os.urandom(24)
-        _, data = c.transmission(b"SUB", ids.recipient_id, owner.sign, corr)
-        sig = data[1:65]
-        served = ss(sig) + b"1" + ss(bytes(64)) + ss(corr) + ss(ids.recipient_id) + b"SUB"
-        future = asyncio.get_running_loop().create_future()
-        c.replies[corr] = future
-        await c.send_raw([served])
-        assert (await asyncio.wait_for(future, 5)).command == b"ERR SERVICE"
+        # a service signature (v16 service certificates) is refused with ERR SERVICE once
+        # the queue is found; an entity ID that names no queue is still ERR AUTH (DEP-10b)
+        for entity, answer in ((ids.recipient_id, b"ERR SERVICE"), (os.urandom(24), b"ERR AUTH")):
+            corr = os.urandom(24)
+            _, data = c.transmission(b"SUB", entity, owner.sign, corr)
+            sig = data[1:65]
+            served = ss(sig) + b"1" + ss(bytes(64)) + ss(corr) + ss(entity) + b"SUB"
+            future = asyncio.get_running_loop().create_future()
+            c.replies[corr] = future
+            await c.send_raw([served])
+            assert (await asyncio.wait_for(future, 5)).command == answer, entity.hex()
         await c.close()
     run_embedded(tmp_path, scenario)
 
