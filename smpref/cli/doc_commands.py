@@ -84,14 +84,7 @@ def docs_types(out: Path | None, check_file: Path | None) -> None:
     from smpref.notation.python_types import render
 
     target = None if out is None else output_file(out, "--out", create_folder=True)
-    text = render(load())
-    if check_file is not None:
-        if input_text(check_file, "--check") != text:
-            click.echo(f"{check_file}: differs from spec/commands.smpn; run "
-                       f"'smpref docs types --out {check_file}'", err=True)
-            sys.exit(EXIT_FAILED)
-        return
-    _write(text, target)
+    _check_or_write(render(load()), target, check_file, "types")
 
 
 @docs.command("parsed-notation")
@@ -106,14 +99,19 @@ def docs_parsed_notation(out: Path | None, check_file: Path | None) -> None:
     from smpref.resources import spec_text
 
     target = None if out is None else output_file(out, "--out", create_folder=True)
-    text = render(spec_text("commands.smpn"))
-    if check_file is not None:
-        if input_text(check_file, "--check") != text:
-            click.echo(f"{check_file}: differs from spec/commands.smpn; run "
-                       f"'smpref docs parsed-notation --out {check_file}'", err=True)
-            sys.exit(EXIT_FAILED)
-        return
-    _write(text, target)
+    _check_or_write(render(spec_text("commands.smpn")), target, check_file, "parsed-notation")
+
+
+def _check_or_write(text: str, target: Path | None, check_file: Path | None,
+                    command: str) -> None:
+    """With ``check_file``: exit 1 unless it holds exactly ``text`` (a module generated from
+    spec/commands.smpn by ``smpref docs <command>``); otherwise write ``text`` to ``target``."""
+    if check_file is None:
+        _write(text, target)
+    elif input_text(check_file, "--check") != text:
+        click.echo(f"{check_file}: differs from spec/commands.smpn; run "
+                   f"'smpref docs {command} --out {check_file}'", err=True)
+        sys.exit(EXIT_FAILED)
 
 
 @docs.command("vectors")
