@@ -1,13 +1,14 @@
 """Both protocols of the model side by side: the deployed profile under a state machine, and the
-differential property of the core commands (TRANS-11, DEP-1 to DEP-8).
+differential property of the core commands (TRANS-11, DEP-1 to DEP-8, DEP-10, AUTH-4).
 
 Two model servers with the same limits run the same random program of core commands, one with
-seed-design sessions and one with deployed sessions: create (invitation or contact, with or
-without subscribing and notifier credentials), KEY, SKEY, SEND (unsigned, signed, wrongly
-signed, with the notification flag), SUB, GET, ACK (of the message in flight, an empty ID, or
-another ID), OFF, DEL, NSUB, PING, commands signed with the wrong key, reconnecting, and the
-clock moving across the message TTL. Each side speaks its own dialect on the wire: deployed
-NEW with ``queueReqData`` and ``ntfCreds``, seed NEW with ``QueueRequest`` and ``NtfRequest``.
+seed-design sessions and one with deployed sessions: create (invitation or contact, with or without
+subscribing and notifier credentials), KEY, SKEY, SEND (unsigned, signed, wrongly signed, with the
+notification flag), SUB, GET, ACK (of the message in flight, an empty ID, or another ID), OFF, DEL,
+NSUB, PING, commands signed with the wrong key, transmissions with a service signature,
+reconnecting, and the clock moving across the message TTL. Each side speaks its own dialect on the
+wire: deployed NEW with ``queueReqData`` and ``ntfCreds``, seed NEW with ``QueueRequest`` and
+``NtfRequest``.
 
 Before every step the oracle (:class:`~smpref.testing.dialect_oracle.CoreOracle`, written from
 spec/) predicts what each session receives. After it, each side's transmissions, read in its
@@ -62,8 +63,8 @@ from smpref.wire.messages import (
 )
 from smpref.wire.schema import encode_message
 from smpref.wire.structs import Message
-from smpref.wire.transmission import Transmission, transmission_at
-from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES
+from smpref.wire.transmission import Transmission, authorized_bytes, transmission_at
+from smpref.wire.version_history import NOTIFIER_CREDENTIALS, SENDER_SECURES, SERVICES
 
 #: small limits so that quotas and message expiry happen in short runs; no queue expires by
 #: date within a run and no key update is due (the seed design's alone: DEP-7, DEP-8)
@@ -78,6 +79,9 @@ SESSION_IN_TRANSMISSION = 7
 UNDECODABLE = {b"ZZZZ": "CMD UNKNOWN", b"": "CMD UNKNOWN", b"PING extra": "CMD SYNTAX",
                b"SEND": "CMD SYNTAX", b"KEY \x01": "CMD SYNTAX", b"SUB x": "CMD SYNTAX"}
 MAX_QUEUES = 4
+#: the commands a session that is no service sends with a service signature (AUTH-4, DEP-10):
+#: a recipient's SUB, a sender's SEND, and a tag no version knows
+SERVICE_SIGNED = ("SUB", "SEND", "ZZZZ")
 #: the versions a deployed session is drawn at (DEP-12): every one of deployed SMP's range,
 #: and None for the current layouts (the seed sessions' are always the seed design's)
 VERSIONS: tuple[int | None, ...] = (*range(6, 19), None)
@@ -102,6 +106,8 @@ class DialectMachine(CountedMachine):
         self.raw_refusals = 0
         #: the version each deployed session speaks (None: the newest layouts)
         self.versions: list[int | None] = [None] * SESSIONS
+        #: service-signed transmissions sent so far: a few per program, as raw_refusals
+        self.service_signed = 0
 
     def make_loopback(self, dialect: Dialect) -> Loopback:
         """Both servers draw the same seeded randomness (a hook for campaign observers)."""
@@ -456,9 +462,55 @@ class DialectMachine(CountedMachine):
         tx = Transmission(b"", connection.client.next_corr_id(), b"", encode_message(PING()))
         self.raw_step(side, s, tx.encode(self.versions[s], other), "ERR SESSION")
 
-    def raw_step(self, side: Side, s: int, data: bytes, answer: str) -> None:
+    def service_capable(self) -> list[int]:
+        """The sessions whose deployed side can carry a service signature: from version 16
+        (a seed session always can)."""
+        return [s for s, v in enumerate(self.versions) if v is None or v >= SERVICES]
+
+    @precondition(lambda self: self.service_signed < 2 and bool(self.service_capable()))
+    @rule(data=st.data(), command=st.sampled_from(SERVICE_SIGNED), known=st.booleans(),
+          right=st.booleans())
+    @counted
+    def service_signature(self, data: st.DataObject, command: str, known: bool,
+                          right: bool) -> None:
+        """A session that is no service sends a transmission with a service signature, about
+        a queue of the program (maybe deleted) or an entity ID that names none, signed with
+        the queue's key or another: the seed design refuses it whatever it says (AUTH-4),
+        deployed SMP only once the command decoded and the queue was found (DEP-10)."""
+        s = data.draw(st.sampled_from(self.service_capable()))
+        q = (data.draw(st.integers(0, len(self.oracle.queues) - 1))
+             if known and self.oracle.queues else None)
+        self.trace.append(f"service_signature(s={s}, command={command}, q={q}, right={right})")
+        self.service_signed += 1
+        self.stats["service-signed " + ("unknown" if q is None else
+                                         "deleted" if self.oracle.queues[q].deleted else
+                                         "queue")] += 1
+        answers = self.oracle.service_signed(q, decodes=command in ("SUB", "SEND"))
+        unknown = self.random(24)
+        for side in self.sides:
+            owned = None if q is None else side.queues[q].owned
+            version = self.version_of(side, s)
+            if command == "SEND":
+                entity = unknown if owned is None else owned.sender_id
+                key = self.keys["sender"]
+                body = encode_message(SEND(flags=MsgFlags(notification=False), body=b"x"),
+                                      version)
+            else:
+                entity = unknown if owned is None else owned.recipient_id
+                key = owned.auth_key if owned is not None and right else self.keys["other"]
+                body = encode_message(SUB(), version) if command == "SUB" else b"ZZZZ"
+            client = side.connections[s].client
+            corr = client.next_corr_id()
+            authorization = key.authorize(authorized_bytes(client.session_id, corr, entity, body),
+                                          corr, client.server_session_public)
+            tx = Transmission(authorization, corr, entity, body, service_signature=bytes(64))
+            self.raw_step(side, s, transmission_at(version, client.session_id, tx),
+                          answers[side.dialect], checks=("AUTH-4", "DEP-10"))
+
+    def raw_step(self, side: Side, s: int, data: bytes, answer: str,
+                 checks: tuple[str, ...] = ("AUTH-2",)) -> None:
         """Send raw bytes on one side's session ``s``: its one answer is ``answer``, and no
-        other session receives anything."""
+        other session receives anything; that checked the requirements ``checks``."""
         self.stats["steps"] += 1
         self.stats["raw steps"] += 1
         self.stats[f"answered {answer}"] += 1
@@ -466,7 +518,7 @@ class DialectMachine(CountedMachine):
         assert got == [Seen(answer)], f"{side.dialect.value} session {s}: {got}, not {answer}"
         pushed = [c.inbox for c in side.connections if c.inbox]
         assert not pushed, f"{side.dialect.value}: raw bytes made the server push {pushed}"
-        self.checked.add("AUTH-2")
+        self.checked.update(checks)
 
     @rule(s=st.integers(0, SESSIONS - 1), version=st.sampled_from(VERSIONS))
     @counted

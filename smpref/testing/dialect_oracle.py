@@ -1,14 +1,14 @@
 """What the spec says the core commands do, in either protocol: the dialect machine's oracle.
 
 Written from spec/messaging.md, spec/authorization.md, spec/retention.md (RET-5) and
-spec/deployed.md (DEP-4, DEP-7), never from the model: :class:`CoreOracle` keeps the queues and
-sessions of a program of core commands and predicts, for each command, every transmission each
+spec/deployed.md (DEP-4, DEP-7, DEP-10), never from the model: :class:`CoreOracle` keeps the queues
+and sessions of a program of core commands and predicts, for each command, every transmission each
 session receives, as :class:`Seen` values. :func:`render` turns a prediction into the tags one
-protocol uses: the seed design answers SUB and NSUB with ``OK``, OFF with ``COUNT`` and tells
-the other subscribers of a deleted queue ``END``; deployed SMP says ``SOK``, ``OK`` and
-``DELD`` (DEP-4). Message records are predicted by their body, notification flag and whether
-they are the quota marker; the seed design's key records (its ratchet, QENC) are the client's
-business and are absorbed before comparing (see :mod:`smpref.testing.dialect_machine`).
+protocol uses: the seed design answers SUB and NSUB with ``OK``, OFF with ``COUNT`` and tells the
+other subscribers of a deleted queue ``END``; deployed SMP says ``SOK``, ``OK`` and ``DELD``
+(DEP-4). Message records are predicted by their body, notification flag and whether they are the
+quota marker; the seed design's key records (its ratchet, QENC) are the client's business and are
+absorbed before comparing (see :mod:`smpref.testing.dialect_machine`).
 """
 
 from __future__ import annotations
@@ -263,6 +263,22 @@ class CoreOracle:
         queue.ntf_subscriber = s
         out.setdefault(s, []).append(Seen("SUBSCRIBED"))
         return out
+
+    def service_signed(self, q: int | None, *, decodes: bool) -> dict[Dialect, str]:
+        """The one answer each protocol gives a transmission with a service signature from a
+        session that is no service, about queue ``q`` (None: an entity ID that names no
+        queue), whose command ``decodes`` or not; nothing else happens. The seed design
+        answers ``ERR SERVICE`` whatever the command (AUTH-4). Deployed SMP looks first: a
+        command that does not decode is its ``CMD`` error, an entity ID that names no queue
+        (or a deleted one's) ``ERR AUTH``, and only a found queue ``ERR SERVICE``, whatever
+        key signed it (DEP-10)."""
+        if not decodes:
+            deployed = "ERR CMD UNKNOWN"
+        elif q is None or self.queues[q].deleted:
+            deployed = "ERR AUTH"
+        else:
+            deployed = "ERR SERVICE"
+        return {Dialect.SEED: "ERR SERVICE", Dialect.DEPLOYED: deployed}
 
     def close(self, s: int) -> None:
         """A connection ends: its subscriptions end, its messages in flight stay queued."""
