@@ -29,7 +29,7 @@ from smpref.crypto.randomness import SeededRandom
 from smpref.independent.salsa import hsalsa20
 from smpref.testing.agent_network import Network
 from smpref.testing.loopback import Loopback, LoopbackConnection
-from smpref.testing.queue_machine import error_of
+from smpref.testing.queue_exchanges import error_of
 from smpref.wire import decode_message
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import (

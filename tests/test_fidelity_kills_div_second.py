@@ -22,7 +22,7 @@ from smpref.errors import ConnectionClosedError
 from smpref.model import DAY, ServerConfig
 from smpref.serve.listener import SmpServer
 from smpref.testing.loopback import Loopback
-from smpref.testing.queue_machine import error_of
+from smpref.testing.queue_exchanges import error_of
 from smpref.transport import tls
 from smpref.transport.handshake import ClientHandshake
 from smpref.transport.streams import BlockStream

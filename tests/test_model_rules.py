@@ -26,7 +26,7 @@ from smpref.model import DAY, ServerConfig
 from smpref.model.queue_store import MemoryStore
 from smpref.testing.differential import DifferentialLoopback
 from smpref.testing.loopback import Loopback, LoopbackConnection
-from smpref.testing.queue_machine import error_of
+from smpref.testing.queue_exchanges import error_of
 from smpref.wire import message_class
 from smpref.wire.dialects import Dialect
 from smpref.wire.messages import (

@@ -18,7 +18,7 @@ from smpref.store.journal import JournalStore, folder_of
 from smpref.store.lines import b64, decode_line, read_log
 from smpref.testing.differential import snapshot
 from smpref.testing.loopback import Loopback
-from smpref.testing.queue_machine import error_of
+from smpref.testing.queue_exchanges import error_of
 from smpref.wire.messages import DEL, LSET, SUB, ConnectionMode, LinkData
 
 

@@ -51,7 +51,8 @@ def model_fuzz(first_seed: int, seeds: int | None, seconds: float,  # noqa: PLR0
     require_extra("testing", "smpref model fuzz")
     from smpref.cli.fuzz_progress import FuzzProgress
     from smpref.testing import dialect_machine
-    from smpref.testing.queue_machine import QueueMachine, RunResult, run_seed
+    from smpref.testing.machine_base import RunResult
+    from smpref.testing.queue_machine import QueueMachine, run_seed
 
     machine: type[QueueMachine] = QueueMachine
     if store_kind == "journal":

@@ -34,7 +34,8 @@ from smpref.store.line_fields import QueueState as _State
 from smpref.store.lines import encode_line
 from smpref.testing.loopback import Loopback
 from smpref.testing.machine_base import counted
-from smpref.testing.queue_machine import MACHINE_CONFIG, QueueMachine
+from smpref.testing.queue_exchanges import MACHINE_CONFIG
+from smpref.testing.queue_machine import QueueMachine
 from smpref.wire.dialects import Dialect
 
 

@@ -32,22 +32,8 @@ from __future__ import annotations
 
 from smpref.testing import machine_base
 from smpref.testing.machine_base import RunResult
-from smpref.testing.queue_exchanges import (
-    LIMITS,
-    LOW_ORDER_POINTS,
-    MACHINE_CONFIG,
-    MAX_QUEUES,
-    MAX_SESSIONS,
-    PICK,
-    QueueHandle,
-    error_of,
-)
-from smpref.testing.queue_forgery import FORGERIES, ForgedRecords, forge
+from smpref.testing.queue_forgery import ForgedRecords
 from smpref.testing.queue_refusals import QueueRefusals
-
-__all__ = ["FORGERIES", "LIMITS", "LOW_ORDER_POINTS", "MACHINE_CONFIG", "MAX_QUEUES",
-           "MAX_SESSIONS", "PICK", "QueueHandle", "QueueMachine", "RunResult", "error_of",
-           "forge", "run_seed"]
 
 
 class QueueMachine(QueueRefusals, ForgedRecords):
