@@ -8,7 +8,7 @@ from typing import Any
 
 from smpref.clientcheck.judge_state import Connection, JudgeState, Sent
 from smpref.crypto.auth import verify
-from smpref.model.server import queue_key
+from smpref.model.server import queue_key, signer_key
 from smpref.model.sessions import Session
 from smpref.notation.definitions import EntityKind, Signer
 from smpref.wire.keys import PublicKey
@@ -46,8 +46,6 @@ class TransmissionChecks(JudgeState):
             if self.cases is not None:
                 self.cases.on_deleted_use(c, message.DEF.tag, message.DEF.entity)
             return
-        if message.DEF.tag in ("NEW", "PRXY"):
-            return
         if found:
             self.record("tx.entity", True, c)
         elif message.DEF.entity not in (EntityKind.RECIPIENT_ID, EntityKind.NOTIFIER_ID):
@@ -62,14 +60,9 @@ class TransmissionChecks(JudgeState):
         definition = message.DEF
         if definition.signer is Signer.NONE:
             return
-        key: PublicKey | None
-        if definition.signer is Signer.FIELD:
-            carried = getattr(message, definition.signer_attr)
-            key = carried if isinstance(carried, PublicKey) else None
-        elif queue is not None:
-            key = queue_key(definition.signer, queue)
-        else:
+        if queue is None and definition.signer is not Signer.FIELD:
             return  # no queue: tx.entity says so
+        key = signer_key(message, queue)
         if not tx.authorization:
             if key is not None and definition.signer is not Signer.FIELD:
                 self.record("tx.authorization", False, c,

@@ -61,8 +61,9 @@ __all__ = ["Observer", "Outgoing", "Server", "Session"]
 
 
 #: the store role an entity kind of the notation looks the queue up by
+#: (deployed LGET and LKEY name a link by its LinkId itself, DEP-5)
 _ROLE_OF_ENTITY = {EntityKind.RECIPIENT_ID: Role.RECIPIENT, EntityKind.SENDER_ID: Role.SENDER,
-                   EntityKind.NOTIFIER_ID: Role.NOTIFIER}
+                   EntityKind.NOTIFIER_ID: Role.NOTIFIER, EntityKind.LINK_ID: Role.LINK}
 
 
 class Server(ServerState):
@@ -148,12 +149,7 @@ class Server(ServerState):
             queue = None
         credential = Credential.NONE
         if tx.authorization:
-            key = None
-            if definition.signer is Signer.FIELD:
-                carried = getattr(message, definition.signer_attr)
-                key = carried if isinstance(carried, PublicKey) else None
-            elif queue is not None:
-                key = queue_key(definition.signer, queue)
+            key = signer_key(message, queue)
             valid = verify(key, tx.authorization, tx.authorized_bytes(session.signing_id),
                            tx.corr_id, session.secret)
             credential = Credential.VALID if valid else Credential.INVALID
@@ -168,8 +164,6 @@ class Server(ServerState):
                 #   either way: its SHA-256 is no queue's link ID
                 # mutant-equivalent-deployed[*]: {seed-lget}
                 entity_id) == LINK_ID_SIZE else None
-        if entity is EntityKind.LINK_ID:  # deployed LGET and LKEY: the LinkId itself (DEP-5)
-            return self.store.find(Role.LINK, entity_id)
         role = _ROLE_OF_ENTITY.get(entity)
         return self.store.find(role, entity_id) if role is not None else None
 
@@ -217,8 +211,19 @@ def _unserved(step: Step[Command]) -> ErrorCode:
     """A deployed session's answer to a service signature (DEP-10, AUTH-4): deployed checks
     it once the command decoded, its credential rule held and its queue was found, so an
     entity ID that names no queue is still ``AUTH`` (simplexmq Server.hs:1230-1243, 1271-1277)."""
-    names_queue = step.command.DEF.entity in (*_ROLE_OF_ENTITY, EntityKind.LINK_ID)
+    names_queue = step.command.DEF.entity in _ROLE_OF_ENTITY
     return ErrorCode.AUTH if names_queue and step.queue is None else ErrorCode.SERVICE
+
+
+def signer_key(message: Command, queue: QueueRecord | None) -> PublicKey | None:
+    """The key a command's authorization is verified with: the key the command carries when
+    its signer is one of its own fields, else the queue's key its signer names (None without a
+    queue, or when the queue has no such key)."""
+    definition = message.DEF
+    if definition.signer is Signer.FIELD:
+        carried = getattr(message, definition.signer_attr)
+        return carried if isinstance(carried, PublicKey) else None
+    return queue_key(definition.signer, queue) if queue is not None else None
 
 
 def queue_key(signer: Signer, queue: QueueRecord) -> PublicKey | None:
