@@ -286,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _import_paths()
-    from fidelity import problems
+    from fidelity import problems, undefined_names
     from run import installed_package
 
     planted = deviations()
@@ -308,9 +308,11 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
         sample = list(dict.fromkeys(args.only))  # in the order given: a long run cut short
-    found = [p for p in problems([], [d.deviation for r in sample for d in planted[r]],
-                                 installed_package())
+    chosen = [d.deviation for r in sample for d in planted[r]]
+    found = [p for p in problems([], chosen, installed_package())
              if "no such row" not in p]  # requirement deviations name no fidelity row
+    # a deviation that would crash where it runs earns kills it did not (as make mutate-fidelity)
+    found += undefined_names(chosen, installed_package())
     if found:
         print("\n".join(found), file=sys.stderr)
         return 2

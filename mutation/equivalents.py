@@ -79,7 +79,7 @@ _PAIR = re.compile(f"{_COMPARISONS}_{_COMPARISONS}")
 
 _MARKER = re.compile(r"#\s*(mutant-equivalent(?:-deployed)?)\[([^\]]*)\]:\s*(.*)$")
 _CONTINUED = re.compile(r"#\s{2,}(\S.*)$")
-_SHARED = re.compile(r"^\{([a-z-]+)\}$")
+_SHARED = re.compile(r"^\{([^}]*)\}$")
 
 
 class MarkerError(ValueError):
@@ -114,7 +114,8 @@ def read_markers(source: str, where: str = "<source>") -> list[Marker]:
 
     Raises:
         MarkerError: a marker with no operator, no reason, an unknown shared reason, or no
-            line after it to apply to.
+            line after it to apply to; a line that names a marker but is not one (a misspelt
+            or trailing marker would otherwise be ignored, its mutants left unexplained).
     """
     lines = source.splitlines()
     markers: list[Marker] = []
@@ -131,6 +132,9 @@ def read_markers(source: str, where: str = "<source>") -> list[Marker]:
             if unknown:
                 raise MarkerError(f"{where}:{n + 1}: no mutation operator is named {unknown[0]}")
             pending.append((found[1], operators, [found[3]], n + 1))
+        elif "mutant-equivalent" in text:
+            raise MarkerError(f"{where}:{n + 1}: not a marker; a marker is a comment line of its "
+                              "own: # mutant-equivalent[Operator, ...]: why")
         elif text.startswith("#"):
             continued = _CONTINUED.match(text)
             if continued and pending and pending[-1][3] + len(pending[-1][2]) == n + 1:

@@ -144,15 +144,17 @@ def problems(table: list[Row], deviations: list[Deviation], package: Path) -> li
 def undefined_names(deviations: list[Deviation], package: Path) -> list[str]:
     """Each deviation whose edited Python file names something it does not define or import
     (ruff's F821): such a deviation would crash where it runs, and a crash fails the checks
-    that run it, a kill it did not earn. The edited files are checked in one ruff run."""
+    that run it, a kill it did not earn. The edited files are checked in one ruff run; a file
+    that does not exist is left to :func:`problems`, which names it."""
     with tempfile.TemporaryDirectory(prefix="smpref-deviations-") as tmp:
         where: dict[str, str] = {}
         for n, deviation in enumerate(deviations):
             edited: dict[str, str] = {}
             for edit in deviation.edits:
-                if not edit.file.endswith(".py"):
+                source = package.parent / edit.file
+                if not edit.file.endswith(".py") or not source.is_file():
                     continue
-                text = edited.get(edit.file) or (package.parent / edit.file).read_text()
+                text = edited.get(edit.file) or source.read_text()
                 edited[edit.file] = text.replace(edit.old, edit.new, 1)
             for file, text in edited.items():
                 path = Path(tmp) / str(n) / file
@@ -331,8 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     deviations = all_deviations()
     found = problems(table, deviations, installed_package())
     found += undefined_names(deviations, installed_package())
-    if args.only:  # a partial run: only the chosen rows' problems stop it
-        found = [p for p in found if any(p.startswith(f"{c}: ") for c in args.only)]
+    if args.only:  # a partial run: only the chosen rows' problems stop it (an undefined
+        # name's problem names its row as "ROW (what...): file")
+        found = [p for p in found if any(p.startswith((f"{c}: ", f"{c} (")) for c in args.only)]
     if found:
         print("\n".join(found), file=sys.stderr)
         return 2

@@ -83,6 +83,25 @@ def test_a_marker_that_cannot_be_read_is_an_error_naming_its_line(
         markers.read_markers(text, "m.py")
 
 
+@pytest.mark.parametrize("text", [
+    "# mutant-equivalent [AddNot]: why\nx = 1\n",
+    "# mutant-equivalent[AddNot] why\nx = 1\n",
+    "# mutant-equivalents[AddNot]: why\nx = 1\n",
+    "# mutant-equivalent-deployd[AddNot]: why\nx = 1\n",
+    "# mutant-equivalent[AddNot: why\nx = 1\n",
+    "x = 1  # mutant-equivalent[AddNot]: why\n",
+])
+def test_a_near_miss_of_a_marker_is_an_error_not_ignored(markers: ModuleType, text: str) -> None:
+    """A misspelt or trailing marker would leave its mutants unexplained without a word."""
+    with pytest.raises(markers.MarkerError, match=r"^m\.py:1: not a marker"):
+        markers.read_markers(text, "m.py")
+
+
+def test_a_shared_reason_is_named_in_lower_case_words_only(markers: ModuleType) -> None:
+    with pytest.raises(markers.MarkerError, match=r"no shared reason named \{Trace\}"):
+        markers.read_markers("# mutant-equivalent[AddNot]: {Trace}\nx = 1\n", "m.py")
+
+
 def test_a_deployed_marker_counts_only_for_the_conformance_targets(markers: ModuleType) -> None:
     for line in (6, 7):  # the backslash carries the marker to the next line
         assert markers.after_running(MARKED, line, "core/AddNot", deployed=True)
