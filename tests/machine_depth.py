@@ -154,6 +154,10 @@ def main(argv: list[str]) -> int:
         counted = dict(sorted(totals.items()))
         print(f"# {name}: what one CI-size run counted\nCOUNTED = {as_source(counted)}")
         print(f"# {name}: the floors\nFLOORS = {as_source(floors)}")
+        lost = sorted(set(test.FLOORS) - set(floors))
+        if lost:  # a path no longer reached is a finding, not a floor to drop in silence
+            print(f"# {name}: floored before, reached no more: {', '.join(lost)}",
+                  file=sys.stderr)
     return 0
 
 

@@ -40,7 +40,6 @@ SEED_ONLY = ("QENC-", "ROT-4", "LINK-")
 PICK = st.integers(0, 63)
 #: an X25519 point of order 1: its shared secret with any key is zero (QUEUE-10)
 LOW_ORDER = PublicKey(KeyAlgorithm.X25519, bytes(32))
-#: RFWD's own refusals, in deployed's order (DEP-14), and a forward that has none
 
 
 def shown(reply: Reply) -> Event:

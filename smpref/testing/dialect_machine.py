@@ -101,13 +101,8 @@ class DialectMachine(CountedMachine):
         self.keys = {"sender": AuthKeyPair.ed25519(self.random), "other":
                      AuthKeyPair.ed25519(self.random)}
         self.bodies = 0
-        #: raw transmissions refused so far: a few per program, so that the programs keep
-        #: their steps for the conversations
-        self.raw_refusals = 0
         #: the version each deployed session speaks (None: the newest layouts)
         self.versions: list[int | None] = [None] * SESSIONS
-        #: service-signed transmissions sent so far: a few per program, as raw_refusals
-        self.service_signed = 0
 
     def make_loopback(self, dialect: Dialect) -> Loopback:
         """Both servers draw the same seeded randomness (a hook for campaign observers)."""
@@ -425,7 +420,12 @@ class DialectMachine(CountedMachine):
         self.step(f"ping(s={s})", {s: [Seen("PONG")]},
                   {side.dialect: (s, PING(), b"", None) for side in self.sides})
 
-    @precondition(lambda self: self.raw_refusals < 2)
+    def raw_refusals(self) -> int:
+        """Raw transmissions refused so far: a few per program, so that the programs keep
+        their steps for the conversations."""
+        return self.fired["undecodable"] + self.fired["another_session"]
+
+    @precondition(lambda self: self.raw_refusals() < 2)
     @rule(s=st.integers(0, SESSIONS - 1), command=st.sampled_from(sorted(UNDECODABLE)))
     @counted
     def undecodable(self, s: int, command: bytes) -> None:
@@ -433,7 +433,6 @@ class DialectMachine(CountedMachine):
         tag is ``ERR CMD UNKNOWN``, a known tag with bad fields ``ERR CMD SYNTAX``, on both
         sides and at every version; nothing else happens."""
         self.trace.append(f"undecodable(s={s}, command={command!r})")
-        self.raw_refusals += 1
         for side in self.sides:
             connection = side.connections[s]
             tx = Transmission(b"", connection.client.next_corr_id(), b"", command)
@@ -441,7 +440,7 @@ class DialectMachine(CountedMachine):
                                                    connection.session_id, tx),
                           f"ERR {UNDECODABLE[command]}")
 
-    @precondition(lambda self: self.raw_refusals < 2 and any(
+    @precondition(lambda self: self.raw_refusals() < 2 and any(
         v is not None and v < SESSION_IN_TRANSMISSION for v in self.versions))
     @rule(data=st.data(), lower=st.booleans())
     @counted
@@ -452,7 +451,6 @@ class DialectMachine(CountedMachine):
         s = data.draw(st.sampled_from([i for i, v in enumerate(self.versions)
                                        if v is not None and v < SESSION_IN_TRANSMISSION]))
         self.trace.append(f"another_session(s={s}, lower={lower})")
-        self.raw_refusals += 1
         self.stats["another session " + ("below" if lower else "above")] += 1
         side = self.sides[1]
         assert side.dialect is Dialect.DEPLOYED
@@ -467,7 +465,9 @@ class DialectMachine(CountedMachine):
         (a seed session always can)."""
         return [s for s, v in enumerate(self.versions) if v is None or v >= SERVICES]
 
-    @precondition(lambda self: self.service_signed < 2 and bool(self.service_capable()))
+    # twice a program at most, as the raw refusals
+    @precondition(lambda self: self.fired["service_signature"] < 2 and
+                  bool(self.service_capable()))
     @rule(data=st.data(), command=st.sampled_from(SERVICE_SIGNED), known=st.booleans(),
           right=st.booleans())
     @counted
@@ -481,7 +481,6 @@ class DialectMachine(CountedMachine):
         q = (data.draw(st.integers(0, len(self.oracle.queues) - 1))
              if known and self.oracle.queues else None)
         self.trace.append(f"service_signature(s={s}, command={command}, q={q}, right={right})")
-        self.service_signed += 1
         self.stats["service-signed " + ("unknown" if q is None else
                                          "deleted" if self.oracle.queues[q].deleted else
                                          "queue")] += 1
