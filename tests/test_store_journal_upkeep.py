@@ -25,7 +25,8 @@ from smpref.client.core import make_link_blob
 from smpref.errors import NotAStoreError, StoreCorruptError, StoreIOError, StoreLockedError
 from smpref.model.records import Role
 from smpref.store.filesystem import FileSystem
-from smpref.store.journal import FORMAT_VERSION, JournalStore, folder_of
+from smpref.store.journal import JournalStore, folder_of
+from smpref.store.line_fields import FORMAT_VERSION
 from smpref.store.lines import b64, decode_line, encode_line, read_log
 from smpref.testing.loopback import Loopback
 from smpref.wire.messages import (
@@ -755,6 +756,20 @@ def test_rollback_and_forget_drop_exactly_the_uncommitted_changes(tmp_path: Path
     reread = JournalStore(tmp_path / "s", clock=lb.clock, read_only=True)
     assert [reread.get(r) == original[r] for r in (a, b, c)] == [True, True, False]
     assert reread.records(c) == records[c][1:]
+
+
+def test_a_rollback_takes_an_uncommitted_blob_change_out_of_the_total(tmp_path: Path) -> None:
+    """The blob total follows each change at once; a change rolled back (after a failed
+    commit) leaves the total where the last commit put it."""
+    lb = journal_lb(tmp_path / "s")
+    store = lb.store
+    queue = store.get(contact(lb).rid)
+    assert queue is not None and queue.link is not None
+    before = store.blob_bytes()
+    store.put(replace(queue, link=None))
+    assert store.blob_bytes() == before - queue.link.blob_size
+    store.rollback()
+    assert store.blob_bytes() == before
 
 
 @req("STORE-13")

@@ -13,7 +13,8 @@ from servers import SMPREF, ServeProcess
 from test_model_rules import create, send
 
 from smpref.model.config import ServerConfig
-from smpref.store.journal import STATE, JournalStore, folder_of
+from smpref.store.journal import JournalStore, folder_of
+from smpref.store.journal_layout import STATE
 from smpref.testing.loopback import Loopback
 
 

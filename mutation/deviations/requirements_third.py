@@ -210,7 +210,8 @@ DEVIATIONS: list[Deviation] = [
           "        for shard in self.fs.listdir(QUEUES) if self.fs.exists(QUEUES) else []:\n"
           "            for name in self.fs.listdir(f\"{QUEUES}/{shard}\"):\n"
           "                self.fs.read(f\"{QUEUES}/{shard}/{name}/{STATE}\")\n"
-          "        data = self.fs.read(USAGE) or b\"\"\n"),
+          "        data = self.fs.read(USAGE) or b\"\"\n",
+          ("smpref/store/journal.py", "    MARKER,\n", "    MARKER,\n    QUEUES,\n    STATE,\n")),
     plant("SLINK-11", "the page is served at /contact and /invitation only, not at /c and /i",
           "smpref/serve/pages.py",
           'LINK_PATHS = {"/c": "contact", "/contact": "contact", "/i": "invitation",\n',

@@ -18,7 +18,7 @@ Theory of operation:
   that changes it, and recounted by the sweep's first whole walk after an unclean start.
 
 Where things are: this module holds the start, the close and the changes; the rest of
-:class:`JournalStore` is in the classes it is made of, each built on the one before:
+:class:`JournalStore` is in the classes it is made of, each built on those before it:
 :class:`~smpref.store.open_queues.OpenQueues` (the state every part shares, and the LRU of
 open queues), :class:`~smpref.store.journal_upkeep.JournalUpkeep` (``usage.log``, compaction
 and backups), :class:`~smpref.store.queue_opening.QueueOpening` (opening a queue, with
@@ -42,17 +42,9 @@ from smpref.store.blob_accounting import BlobAccounting
 from smpref.store.filesystem import FileSystem, ReadOnlyFileSystem, StoreLock
 from smpref.store.journal_commit import JournalCommit
 from smpref.store.journal_layout import (
-    BLOB,
-    BLOB_BACKUPS,
-    BLOB_BAK,
     JOURNAL_SWITCH_LINES,
     MARKER,
-    QUEUES,
-    REC,
-    REC_BACKUPS,
     REC_COMPACT_LINES,
-    REF_NAMES,
-    STATE,
     STATE_COMPACT_LINES,
     USAGE,
     folder_of,
@@ -62,11 +54,8 @@ from smpref.store.line_fields import FORMAT_VERSION
 from smpref.store.lines import encode_line, read_log
 from smpref.store.open_queues import StoreStats, _blob_size, _Queue
 
-#: the names importable from here before the store was split into the modules imported above
-__all__ = ["BLOB", "BLOB_BACKUPS", "BLOB_BAK", "FORMAT_VERSION", "JOURNAL_SWITCH_LINES", "MARKER",
-           "QUEUES", "REC", "REC_BACKUPS", "REC_COMPACT_LINES", "REF_NAMES", "STATE",
-           "STATE_COMPACT_LINES", "USAGE", "JournalStore", "StoreStats", "SystemClock",
-           "folder_of"]
+#: the store, and the folder of an ID (smpref.store.journal_layout), which its users need too
+__all__ = ["JournalStore", "SystemClock", "folder_of"]
 
 
 class SystemClock:
@@ -120,7 +109,7 @@ class JournalStore(JournalLookups, JournalCommit):
             fs = ReadOnlyFileSystem(self.root, sync=False) if read_only else \
                 FileSystem(self.root, sync=sync)
         self.fs = fs
-        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.clock = clock if clock is not None else SystemClock()
         self.open_limit = open_limit
         self.cache_bytes = cache_bytes
         self.idle_seconds = idle_seconds
@@ -128,15 +117,14 @@ class JournalStore(JournalLookups, JournalCommit):
         self.journal_switch_lines = journal_switch_lines
         self.stats = StoreStats()
         self._warn = warn
-        self._open: OrderedDict[bytes, _Queue] = OrderedDict()
-        self._dirty: set[bytes] = set()
+        self._open = OrderedDict()
+        self._dirty = set()
         self._cached = 0  # sum of the open queues' ``size``
-        self._ids: dict[bytes, bytes] = {}  # every ID of every open queue -> recipient ID
-        self._blobs: BlobAccounting  # set by _start, from usage.log
+        self._ids = {}  # every ID of every open queue -> recipient ID
         # mutant-equivalent[*]: {commit-pool}
         self._pool = ThreadPoolExecutor(commit_workers, thread_name_prefix="smpref-commit") \
             if commit_workers > 1 else None
-        self._lock: StoreLock | None = None
+        self._lock = None
         if lock:
             if not self.root.is_dir() and not read_only:
                 self.fs.makedirs("")

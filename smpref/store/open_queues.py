@@ -70,8 +70,8 @@ class StoreStats:
 class OpenQueues(QueueStore):
     """The state of a journal store, and its cache of open queues (see the module docstring).
 
-    Only ``JournalStore.__init__`` and ``_start`` set these attributes; the other parts read
-    and change them. ``_open`` holds the open queues from the least recently used, ``_dirty``
+    ``JournalStore`` sets them up (``__init__``, ``_start``) and takes them down (``close``,
+    ``release_lock``); the other parts read and change them. ``_open`` holds the open queues from the least recently used, ``_dirty``
     those with uncommitted changes, ``_cached`` the sum of their ``size``, and ``_ids`` maps
     every ID of every open queue to its recipient ID.
     """
