@@ -71,9 +71,9 @@ class OpenQueues(QueueStore):
     """The state of a journal store, and its cache of open queues (see the module docstring).
 
     ``JournalStore`` sets them up (``__init__``, ``_start``) and takes them down (``close``,
-    ``release_lock``); the other parts read and change them. ``_open`` holds the open queues from the least recently used, ``_dirty``
-    those with uncommitted changes, ``_cached`` the sum of their ``size``, and ``_ids`` maps
-    every ID of every open queue to its recipient ID.
+    ``release_lock``); the other parts read and change them. ``_open`` holds the open queues
+    from the least recently used, ``_dirty`` those with uncommitted changes, ``_cached`` the
+    sum of their ``size``, and ``_ids`` maps every ID of every open queue to its recipient ID.
     """
 
     root: Path
